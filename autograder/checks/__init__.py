@@ -1,0 +1,85 @@
+"""Unit and property tests ("checks") of the contract functions, and the registry that lists them.
+
+A check is a function `check(ctx)` that calls the submission through `ctx.sub` (sandboxed) and
+raises `CheckFailed` when it finds a problem. It is registered with `@check(...)`:
+
+    @check("gae.known_values", "GAE on a hand-computed example", functions=("compute_gae",))
+    def known_values(ctx): ...
+
+Checks under `checks/public/` use no reference and ship with the student self-check; checks under
+`checks/hidden/` compare against the reference (`ctx.ref`) and never leave the grader. Points and
+visibility come from grading.yaml, keyed by the check's id, whose first word is its part.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+REGISTRY: dict[str, "Check"] = {}
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str                  # one line: what is checked (shown to students, even for hidden tests)
+    functions: tuple[str, ...]  # the contract functions it calls
+    run: Callable[["Context"], None]
+
+    @property
+    def part(self) -> str:
+        return self.id.split(".")[0]
+
+
+def check(id: str, title: str, functions: tuple[str, ...]):
+    """Register a check under `id` ("part.name")."""
+    def register(fn: Callable[["Context"], None]) -> Callable[["Context"], None]:
+        if id in REGISTRY:
+            raise ValueError(f"check {id} is registered twice")
+        REGISTRY[id] = Check(id, title, tuple(functions), fn)
+        return fn
+    return register
+
+
+@dataclass(eq=False)
+class CheckFailed(Exception):
+    """A check found a wrong answer. Every field is shown to the student; keep inputs small.
+
+    function/args/kwargs/got let the diagnosis compare the answer with the known mistakes.
+    """
+
+    message: str
+    inputs: str = ""                 # the (shrunk) failing input, formatted
+    expected: str = ""
+    got: str = ""
+    hint: str = ""
+    function: str = ""
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    answer: Any = None               # the submission's raw answer on that input
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class Context:
+    """What a check may use: the sandboxed submission, the reference (hidden checks only), settings."""
+
+    sub: Any                 # autograder.remote.RemoteSubmission
+    ref: Any                 # module with the reference functions, or None in the student bundle
+    hypothesis: dict         # grading.yaml's `hypothesis` section
+
+
+def load_all() -> dict[str, Check]:
+    """Import every check module that is present (the student bundle has no `hidden/`)."""
+    for sub in ("public", "hidden"):
+        try:
+            package = importlib.import_module(f"{__name__}.{sub}")
+        except ModuleNotFoundError:
+            continue
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
+    return REGISTRY

@@ -1,0 +1,132 @@
+"""What checks share: calling the submission with validation, comparing, formatting, hypothesis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.reporting import with_reporter
+
+from autograder.checks import CheckFailed, Context
+from autograder.remote import SubmissionError
+
+# Failures that no other input would change: reported at once, never shrunk.
+FATAL_KINDS = ("import", "missing", "not_implemented", "died", "protocol")
+
+
+def fmt(x, digits: int = 4) -> str:
+    """A short, readable rendering of a tensor or a plain value (for reports)."""
+    if isinstance(x, torch.Tensor):
+        if x.dim() == 0:
+            return f"{x.item():.{digits}g}" if x.is_floating_point() else str(x.item())
+        body = torch.round(x.double(), decimals=digits).tolist() if x.is_floating_point() else x.tolist()
+        text = str(body)
+        return text if len(text) <= 600 else text[:600] + " ..."
+    if isinstance(x, float):
+        return f"{x:.{digits}g}"
+    return repr(x)
+
+
+def fmt_call(function: str, args: tuple, kwargs: dict, names: tuple[str, ...] = ()) -> str:
+    """`function(name=value, ...)`, one argument a line, tensors with their shape and dtype."""
+    lines = []
+    for i, a in enumerate(args):
+        label = f"{names[i]}=" if i < len(names) else ""
+        note = f"  # {tuple(a.shape)} {_name(a.dtype)}" if isinstance(a, torch.Tensor) else ""
+        lines.append(f"    {label}{fmt(a)},{note}")
+    lines += [f"    {k}={fmt(v)}," for k, v in kwargs.items()]
+    return f"{function}(\n" + "\n".join(lines) + "\n)"
+
+
+@dataclass
+class Answer:
+    """The submission's validated answer to one call, with what is needed to report a failure."""
+
+    value: Any                  # a tensor, or a tuple of tensors
+    grads: list                 # d(value)/d(args[i]) for each requested i (tensor or None)
+    function: str
+    args: tuple
+    kwargs: dict
+    inputs: str                 # the call, formatted for the report
+
+    def fail(self, message: str, expected: str = "", got: str = "") -> CheckFailed:
+        return CheckFailed(message, inputs=self.inputs, expected=expected, got=got, function=self.function,
+                           args=self.args, kwargs=self.kwargs, answer=self.value)
+
+    def expect_close(self, ctx: Context, got: torch.Tensor, expected: torch.Tensor, message: str,
+                     mask: torch.Tensor | None = None) -> None:
+        """Fail with `message` unless got ~ expected (where mask == 1), at the dtype's tolerance."""
+        rtol, atol = tolerances(ctx, expected.dtype)
+        g, e = got.double(), expected.double()
+        if mask is not None:
+            keep = mask.bool()
+            g, e = torch.where(keep, g, 0.0), torch.where(keep, e, 0.0)
+        if g.shape != e.shape or not torch.isfinite(g).all() or not torch.allclose(g, e, rtol=rtol, atol=atol):
+            shown = (lambda x: x) if mask is None else (lambda x: _masked(x, mask))
+            note = "" if mask is None else "   (nan marks padding: not compared)"
+            raise self.fail(message, expected=fmt(shown(e)) + note, got=fmt(shown(g)))
+
+
+def call(ctx: Context, function: str, *args, grad: tuple[int, ...] = (), names: tuple[str, ...] = (),
+         shape: tuple[int, ...] | None = None, tuple_of: int | None = None, **kwargs) -> Answer:
+    """Call the submission's `function` and validate the answer's type, shape and dtype.
+
+    Raises CheckFailed (with the input) on an exception or a malformed answer, so hypothesis can
+    shrink the input that causes it; fatal failures (not implemented, crashed...) pass through.
+    """
+    answer = Answer(None, [], function, args, kwargs, fmt_call(function, args, kwargs, names))
+    try:
+        value, answer.grads = ctx.sub.call(function, *args, grad=grad, **kwargs)
+    except SubmissionError as exc:
+        if exc.kind in FATAL_KINDS:
+            raise
+        raise answer.fail(str(exc)) from None
+    answer.value = value
+    like = next(a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point())
+    if tuple_of and (not isinstance(value, list) or len(value) != tuple_of):
+        raise answer.fail(f"{function} should return a tuple of {tuple_of} tensors")
+    for v in value if tuple_of else [value]:
+        if not isinstance(v, torch.Tensor):
+            name = v.get("__object__", "value") if isinstance(v, dict) else type(v).__name__
+            raise answer.fail(f"{function} returned a {name}, not a tensor")
+        if shape is not None and tuple(v.shape) != tuple(shape):
+            raise answer.fail(f"{function} returned shape {tuple(v.shape)}, expected {tuple(shape)}")
+        if v.dtype != like.dtype:
+            raise answer.fail(f"{function} returned {_name(v.dtype)} for {_name(like.dtype)} inputs "
+                              "(return the input dtype)")
+    answer.value = tuple(value) if tuple_of else value
+    return answer
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def tolerances(ctx: Context, dtype: torch.dtype) -> tuple[float, float]:
+    h = ctx.hypothesis
+    if dtype == torch.float32:
+        return h["rtol_float32"], h["atol_float32"]
+    return h["rtol"], h["atol"]
+
+
+def _masked(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Padded positions shown as nan ("ignored") so students see which entries were compared."""
+    return torch.where(mask.bool(), x, torch.full_like(x, float("nan")))
+
+
+def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
+    """Run `body(example)` on hypothesis-generated examples, derandomised; the shrunk failure propagates."""
+    config = settings(max_examples=ctx.hypothesis["max_examples"], derandomize=True, database=None,
+                      deadline=None, suppress_health_check=list(HealthCheck),
+                      phases=[Phase.explicit, Phase.generate, Phase.shrink], print_blob=False)
+
+    @config
+    @given(strategy)
+    def prop(example):
+        body(example)
+
+    with with_reporter(lambda *_: None):
+        prop()

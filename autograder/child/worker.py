@@ -1,0 +1,103 @@
+"""The child process: imports one submission and answers the judge's calls, nothing else.
+
+Runs inside the sandbox with only this folder, the given world and the submission visible:
+    python -I worker.py SUBMISSION_FILE WORLD_DIR IN_FD OUT_FD
+It first answers {"ok": bool, ...} for the import, then serves requests until the channel closes:
+    {"op": "call", "fn": NAME, "args": [...], "kwargs": {...}, "grad": [arg indices]}
+      -> {"ok": True, "result": VALUE, "grads": [tensor or None, ...]}
+      -> {"ok": False, "error": {"type", "message", "line", "kind"}}
+VALUE is a tensor, a list of values (for tuples), or {"__object__": type name} for anything else.
+The judge trusts none of it: it checks every type, shape and number it receives.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `python -I` leaves the script's folder out
+import wire  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def import_submission(path: str):
+    spec = importlib.util.spec_from_file_location("rlhf", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["rlhf"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def error_reply(exc: BaseException, path: str) -> dict:
+    """Describe an exception raised by submission code: type, message, and the line in the submission."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) == path:
+            line = frame.lineno
+    message = str(exc)
+    return {"ok": False, "error": {"kind": "raised", "type": type(exc).__name__,
+                                   "message": message[:500], "line": line}}
+
+
+def tag(value):
+    """A submission's return value as wire data (tensors kept as tensors, anything else named)."""
+    if isinstance(value, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            return torch.Tensor.as_subclass(value, torch.Tensor).detach().clone()
+    if isinstance(value, (tuple, list)) and len(value) <= 16:
+        return [tag(v) for v in value]
+    return {"__object__": type(value).__name__}
+
+
+def call(module, request: dict) -> dict:
+    fn = getattr(module, request["fn"], None)
+    if not callable(fn):
+        return {"ok": False, "error": {"kind": "missing", "type": "AttributeError",
+                                       "message": f"rlhf.py does not define {request['fn']}", "line": None}}
+    args = list(request["args"])
+    grad = request.get("grad", [])
+    for i in grad:
+        args[i] = args[i].clone().requires_grad_(True)
+    result = fn(*args, **request.get("kwargs", {}))
+    grads = []
+    if grad:
+        if isinstance(result, torch.Tensor) and result.requires_grad and result.numel() == 1:
+            result.sum().backward()
+            grads = [args[i].grad for i in grad]
+        else:
+            grads = [None for _ in grad]
+    return {"ok": True, "result": tag(result), "grads": grads}
+
+
+def main() -> None:
+    path, world, in_fd, out_fd = os.path.abspath(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    sys.path[:0] = [world, os.path.dirname(path)]
+    try:
+        module = import_submission(path)
+        wire.write_frame(out_fd, {"ok": True})
+    except BaseException as exc:  # noqa: BLE001 - any failure of the submission is reported, not raised
+        wire.write_frame(out_fd, error_reply(exc, path))
+        return
+    while True:
+        try:
+            request = wire.read_frame(in_fd)
+        except EOFError:
+            return
+        try:
+            reply = call(module, request)
+        except BaseException as exc:  # noqa: BLE001
+            reply = error_reply(exc, path)
+        try:
+            wire.write_frame(out_fd, reply)
+        except TypeError as exc:
+            wire.write_frame(out_fd, {"ok": False, "error": {"kind": "unsendable", "type": "TypeError",
+                                                           "message": str(exc), "line": None}})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""`starter [--check]`: regenerate assignment/rlhf.py from solutions/rlhf.py (or check it is in sync)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "generate the student starter from the reference (--check: fail if the committed one differs)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--check", action="store_true", help="only compare; exit 1 when out of date")
+
+
+def main(args: argparse.Namespace) -> int:
+    from autograder.paths import REFERENCE, STARTER
+    from autograder.starter import strip_solutions
+
+    fresh = strip_solutions(REFERENCE.read_text())
+    if args.check:
+        if not STARTER.exists() or STARTER.read_text() != fresh:
+            print(f"{STARTER} is out of date: run `python -m autograder starter`", file=sys.stderr)
+            return 1
+        print(f"{STARTER} is in sync with {REFERENCE}")
+        return 0
+    STARTER.write_text(fresh)
+    print(f"wrote {STARTER}")
+    return 0
