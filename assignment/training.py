@@ -105,19 +105,27 @@ class PPOConfig:
 
 
 @torch.no_grad()
-def rollout_stats(out: dict, answers: list[str], scores: torch.Tensor, logp: torch.Tensor,
-                  ref_logp: torch.Tensor) -> dict:
-    """The per-iteration metrics, computed with the given world only (never a contract function)."""
+def response_metrics(out: dict, answers: list[str], scores: torch.Tensor) -> dict:
+    """Metrics of a batch of responses, computed with the given world only (never a contract function):
+    mean RM score, mean gold score, malformed fraction, arithmetic accuracy, mean length in tokens."""
     gold = gold_score(out)
     responses = decode_responses(out)
     return {
         "rm_score": scores.mean().item(),
         "gold": gold.mean().item(),
         "malformed": (gold == -1).float().mean().item(),
-        "kl": ((logp - ref_logp) * out["mask"]).sum(1).mean().item(),  # sequence-level KL, k1
         "accuracy": sum(reward(r, a) for r, a in zip(responses, answers)) / len(answers),
         "length": out["mask"].sum(1).mean().item(),
     }
+
+
+@torch.no_grad()
+def evaluate_policy(policy: TinyLM, rm: DigitRM, n: int = 512, seed: int = 1234) -> dict:
+    """`response_metrics` of a policy on n fresh prompts sampled at temperature 1 (fixed by `seed`)."""
+    torch.manual_seed(seed)
+    prompts, answers = make_batch(n, random.Random(seed))
+    out = sample(policy, prompts, temperature=1.0)
+    return response_metrics(out, answers, rm(digit_counts(out)))
 
 
 def on_tokens(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -134,13 +142,13 @@ def train_ppo(policy: TinyLM, rm: DigitRM, parts: Parts, cfg: PPOConfig,
     """Optimise `policy` (in place) against `rm` with PPO and a per-token KL penalty.
 
     The reference policy is a frozen copy of `policy` as given; the critic starts from it too.
-    Returns one dict of metrics per iteration (see `rollout_stats`).
+    Returns one dict of metrics per iteration (`response_metrics` of the rollouts, plus "kl").
     """
     torch.manual_seed(cfg.seed)
     rng = random.Random(cfg.seed)
     ref = copy.deepcopy(policy).eval().requires_grad_(False)
     critic = ValueModel(policy)
-    opt = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=cfg.lr)
+    opt = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=cfg.lr, foreach=True)
     params = [p for group in opt.param_groups for p in group["params"]]
     history = []
     for it in range(cfg.iterations):
@@ -174,7 +182,8 @@ def train_ppo(policy: TinyLM, rm: DigitRM, parts: Parts, cfg: PPOConfig,
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
                 opt.step()
-        stats = rollout_stats(out, answers, scores, old_logp, ref_logp)
+        stats = response_metrics(out, answers, scores)
+        stats["kl"] = ((old_logp - ref_logp) * mask).sum(1).mean().item()  # sequence-level KL (k1)
         history.append(stats)
         if on_iteration is not None:
             on_iteration(it, stats)

@@ -38,6 +38,7 @@ class RemoteSubmission:
         self._import_error: SubmissionError | None = None
         self._broken: dict[str, SubmissionError] = {}
         self.calls = 0
+        self.memo: dict = {}  # results the judge derived from this submission (e.g. PPO runs), per grade
 
     # ------------------------------------------------------------ child lifecycle
     def _ensure_child(self) -> Child:
