@@ -64,13 +64,19 @@ class GraderError(Exception):
 
 
 def find_submission(path: Path) -> Path:
-    """PATH is rlhf.py itself or a folder holding it."""
+    """PATH is rlhf.py, a notebook, or a folder holding one; a notebook becomes a temporary rlhf.py."""
     path = Path(path)
     if path.is_dir():
-        candidates = [path / "rlhf.py", *sorted(path.glob("*.py"))]
+        candidates = [path / "rlhf.py", *sorted(path.glob("*.py")), *sorted(path.glob("*.ipynb"))]
         path = next((c for c in candidates if c.is_file()), path / "rlhf.py")
     if not path.is_file():
-        raise GraderError(f"no submission at {path}: give rlhf.py or a folder that contains it")
+        raise GraderError(f"no submission at {path}: give rlhf.py, a notebook, or a folder that contains one")
+    if path.suffix == ".ipynb":
+        from autograder.notebook import NotebookError, notebook_to_module_file
+        try:
+            return notebook_to_module_file(path)
+        except NotebookError as exc:
+            raise GraderError(str(exc)) from None
     return path
 
 
