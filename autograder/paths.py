@@ -7,6 +7,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = ROOT / "assignment"      # what students get: the given world, the starter, public tests
+if not ASSIGNMENT.is_dir():           # the student bundle: the world sits next to the bundled engine
+    ASSIGNMENT = ROOT
 SOLUTIONS = ROOT / "solutions"        # the hidden reference
 REFERENCE = SOLUTIONS / "rlhf.py"
 STARTER = ASSIGNMENT / "rlhf.py"

@@ -1,0 +1,48 @@
+"""Self-check: grade your rlhf.py with the visible tests, through the same engine as the real grader.
+
+    python self_check.py              # grades rlhf.py next to this file
+    python self_check.py my_copy.py   # or another file (a notebook works too)
+
+It prints the same score table and the same per-test feedback as the grade you get at submission,
+and writes report.md / report.html / results.json into self_check_report/. Only the visible tests run
+here; the hidden tests and the end-to-end training tests run only when you submit.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the bundled grading engine (autograder/) next to this file
+
+from autograder.grade import GraderError, grade  # noqa: E402
+from autograder.report import summary_lines, test_text, write_reports  # noqa: E402
+
+HIDDEN_NOTE = ("Only the visible tests ran here. The hidden tests (more inputs, edge cases, comparisons "
+               "with a reference) and the end-to-end training tests run only when you submit; see the "
+               "README for what each part is worth.")
+
+
+def main(argv: list[str]) -> int:
+    submission = Path(argv[0]) if argv else HERE / "rlhf.py"
+    try:
+        result = grade(submission)
+    except GraderError as exc:
+        print(f"self-check error: {exc}", file=sys.stderr)
+        return 2
+    for test in result.tests:
+        print(f"[{'PASS' if test.passed else 'FAIL'}] {test.id} ({test.score:g}/{test.max_score:g}): {test.title}")
+        if not test.passed:
+            print("    " + test_text(test).replace("\n", "\n    "))
+    print()
+    print("\n".join(summary_lines(result)))
+    out = HERE / "self_check_report"
+    write_reports(result, out)
+    print(f"\nreports: {out / 'report.md'}  {out / 'report.html'}")
+    print(HIDDEN_NOTE)
+    return 0 if result.tests and all(t.passed for t in result.tests) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
