@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 from types import ModuleType
 
+import torch
+
 from autograder.config import Config
 from autograder.grade import TestResult
 from autograder.paths import use_world
@@ -58,7 +60,9 @@ def run(test_id: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType)
     spec = cfg.e2e[name]
     result = TestResult(test_id, TITLES[name], ["e2e", *spec["parts"]], spec["points"], 0.0, "")
     try:
-        message, details, histories = JUDGES[name](cfg, spec, sub, reference)
+        parts = mixed_parts(cfg, sub, reference, spec["parts"])
+        metrics, details, histories = MEASURES[name](cfg, spec, parts, sub.memo)
+        message = verdict(name, spec, metrics)
     except SubmissionError as exc:
         message, details, histories = str(exc), "", {}
     except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
@@ -70,41 +74,34 @@ def run(test_id: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType)
     return result
 
 
-# ---------------------------------------------------------------- the four judgements
-def judge_reward_model(cfg: Config, spec: dict, sub: RemoteSubmission, reference: ModuleType):
+# ---------------------------------------------------------------- the four measurements
+# Each returns (metrics, details, histories) for a training with `parts`; `memo` caches PPO runs
+# (per submission), so ptx reuses the kl_penalty run as its baseline. Calibration calls them too.
+def measure_reward_model(cfg: Config, spec: dict, parts: training.Parts, memo: dict):
     data = rankings(spec["seed"], spec["n_prompts"], spec["K"])
-    loss = mixed_parts(cfg, sub, reference, spec["parts"]).ranking_loss
-    rm = training.train_reward_model(data, loss, spec["steps"], spec["lr"])
+    rm = training.train_reward_model(data, parts.ranking_loss, spec["steps"], spec["lr"])
     heldout = rankings(spec["seed"] + EVAL_SEED_OFFSET, spec["heldout_prompts"], spec["K"])
     accuracy = training.pairwise_accuracy(rm, heldout)
     w = rm.w.detach()
+    sign_margin = torch.cat([w[0::2], -w[1::2]]).min().item()  # > 0: even weights > 0, odd < 0
     details = (f"held-out pairwise accuracy {accuracy:.3f} (needs >= {spec['min_pairwise_accuracy']}); "
                f"weights {[round(x, 2) for x in w.tolist()]}")
-    if accuracy < spec["min_pairwise_accuracy"]:
-        return "the reward model trained with your ranking_loss ranks held-out pairs poorly", details, {}
-    if not ((w[0::2] > 0).all() and (w[1::2] < 0).all()):
-        return "the reward model should learn even digits > 0 and odd digits < 0", details, {}
-    return "", details, {}
+    return {"accuracy": accuracy, "sign_margin": sign_margin}, details, {}
 
 
-def ppo_outcome(cfg: Config, spec: dict, sub: RemoteSubmission, reference: ModuleType) -> dict:
-    """Train PPO with the submission's parts and return its history and the final evaluation.
-
-    Runs are memoised per submission and settings, so ptx reuses the kl_penalty run as its baseline.
-    """
+def ppo_outcome(cfg: Config, spec: dict, parts: training.Parts, memo: dict) -> dict:
+    """Train PPO with `parts` and return its history and the final evaluation (memoised in `memo`)."""
     rm_spec = cfg.e2e["reward_model"]
     rm = reference_rm(rm_spec["seed"], rm_spec["n_prompts"], rm_spec["K"], rm_spec["steps"], rm_spec["lr"])
     ppo = dict(spec["ppo"])
     key = (tuple(sorted(ppo.items())), spec["seed"], tuple(spec["parts"]), spec["eval_prompts"])
-    cache = sub.memo
-    if key not in cache:
+    if key not in memo:
         policy = tinylm.load_sft()
-        parts = mixed_parts(cfg, sub, reference, spec["parts"])
         history = training.train_ppo(policy, rm, parts, training.PPOConfig(seed=spec["seed"], **ppo))
         final = training.evaluate_policy(policy, rm, spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET)
-        cache[key] = {"history": history, "final": final}
+        memo[key] = {"history": history, "final": final}
     start = sft_evaluation(rm_spec, spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET)
-    return {**cache[key], "start": start}
+    return {**memo[key], "start": start}
 
 
 @functools.lru_cache(maxsize=4)
@@ -122,45 +119,79 @@ def _describe(run: dict) -> str:
     return "; ".join(f"{k} {s[k]:.3f} -> {f[k]:.3f}" for k in ("rm_score", "gold", "malformed", "accuracy"))
 
 
-def judge_kl_penalty(cfg: Config, spec: dict, sub: RemoteSubmission, reference: ModuleType):
-    run = ppo_outcome(cfg, spec, sub, reference)
+def measure_kl_penalty(cfg: Config, spec: dict, parts: training.Parts, memo: dict):
+    run = ppo_outcome(cfg, spec, parts, memo)
     gain = run["final"]["gold"] - run["start"]["gold"]
     details = f"SFT -> after PPO: {_describe(run)}; gold gain {gain:.3f} (needs >= {spec['min_gold_gain']})"
-    if gain < spec["min_gold_gain"]:
-        return "PPO with a KL penalty did not raise the gold score enough", details, {"run": run["history"]}
-    if run["final"]["malformed"] > spec["max_malformed"]:
-        return "PPO with a KL penalty produced too many malformed answers", details, {"run": run["history"]}
-    return "", details, {"run": run["history"]}
+    return {"gold_gain": gain, "malformed": run["final"]["malformed"]}, details, {"run": run["history"]}
 
 
-def judge_blind_spot(cfg: Config, spec: dict, sub: RemoteSubmission, reference: ModuleType):
-    run = ppo_outcome(cfg, spec, sub, reference)
+def measure_blind_spot(cfg: Config, spec: dict, parts: training.Parts, memo: dict):
+    run = ppo_outcome(cfg, spec, parts, memo)
     s, f = run["start"], run["final"]
     details = f"SFT -> after PPO without KL penalty: {_describe(run)}"
-    if f["rm_score"] - s["rm_score"] < spec["min_rm_gain"]:
-        return "without a KL penalty the RM score should rise a lot (the policy exploits the RM)", details, \
-            {"run": run["history"]}
-    if f["gold"] - s["gold"] > spec["max_gold_change"] or f["malformed"] < spec["min_malformed"]:
-        return "without a KL penalty the policy should fall into the RM's blind spot (gold down, " \
-               "malformed up)", details, {"run": run["history"]}
-    return "", details, {"run": run["history"]}
+    metrics = {"rm_gain": f["rm_score"] - s["rm_score"], "gold_change": f["gold"] - s["gold"],
+               "malformed": f["malformed"]}
+    return metrics, details, {"run": run["history"]}
 
 
-def judge_ptx(cfg: Config, spec: dict, sub: RemoteSubmission, reference: ModuleType):
-    with_ptx = ppo_outcome(cfg, spec, sub, reference)
+def measure_ptx(cfg: Config, spec: dict, parts: training.Parts, memo: dict):
+    with_ptx = ppo_outcome(cfg, spec, parts, memo)
     baseline_spec = {**spec, "ppo": {k: v for k, v in spec["ppo"].items() if k != "ptx_coef"}}
-    without = ppo_outcome(cfg, baseline_spec, sub, reference)
+    without = ppo_outcome(cfg, baseline_spec, parts, memo)
     gain = with_ptx["final"]["accuracy"] - without["final"]["accuracy"]
     details = (f"accuracy with ptx {with_ptx['final']['accuracy']:.3f}, without {without['final']['accuracy']:.3f} "
                f"(gain {gain:.3f}, needs >= {spec['min_accuracy_gain']})")
-    histories = {"ptx": with_ptx["history"], "no ptx": without["history"]}
-    if gain < spec["min_accuracy_gain"]:
-        return "PPO-ptx should keep more arithmetic accuracy than the same run without ptx", details, histories
-    return "", details, histories
+    return {"accuracy_gain": gain}, details, {"ptx": with_ptx["history"], "no ptx": without["history"]}
 
 
-JUDGES = {"reward_model": judge_reward_model, "kl_penalty": judge_kl_penalty,
-          "blind_spot": judge_blind_spot, "ptx": judge_ptx}
+# ---------------------------------------------------------------- the judgement
+BLIND_SPOT_MISSED = "without a KL penalty the policy should fall into the RM's blind spot (gold down, malformed up)"
+# test -> [(metric, threshold: a grading.yaml key of the test or a number, side, message when it fails)]
+# side ">=" / "<=" / ">" is where the metric must lie relative to the threshold; checked in order.
+CRITERIA = {
+    "reward_model": [
+        ("accuracy", "min_pairwise_accuracy", ">=",
+         "the reward model trained with your ranking_loss ranks held-out pairs poorly"),
+        ("sign_margin", 0.0, ">", "the reward model should learn even digits > 0 and odd digits < 0"),
+    ],
+    "kl_penalty": [
+        ("gold_gain", "min_gold_gain", ">=", "PPO with a KL penalty did not raise the gold score enough"),
+        ("malformed", "max_malformed", "<=", "PPO with a KL penalty produced too many malformed answers"),
+    ],
+    "blind_spot": [
+        ("rm_gain", "min_rm_gain", ">=",
+         "without a KL penalty the RM score should rise a lot (the policy exploits the RM)"),
+        ("gold_change", "max_gold_change", "<=", BLIND_SPOT_MISSED),
+        ("malformed", "min_malformed", ">=", BLIND_SPOT_MISSED),
+    ],
+    "ptx": [
+        ("accuracy_gain", "min_accuracy_gain", ">=",
+         "PPO-ptx should keep more arithmetic accuracy than the same run without ptx"),
+    ],
+}
+
+
+def threshold(spec: dict, bound) -> float:
+    return float(spec[bound]) if isinstance(bound, str) else float(bound)
+
+
+def margin(value: float, bound: float, side: str) -> float:
+    """How far `value` lies inside the passing side of `bound` (negative: it fails)."""
+    return value - bound if side.startswith(">") else bound - value
+
+
+def verdict(name: str, spec: dict, metrics: dict) -> str:
+    """The message of the first criterion the metrics fail, or "" when the test passes."""
+    for metric, bound, side, message in CRITERIA[name]:
+        m = margin(metrics[metric], threshold(spec, bound), side)
+        if m < 0 or (m == 0 and side == ">"):
+            return message
+    return ""
+
+
+MEASURES = {"reward_model": measure_reward_model, "kl_penalty": measure_kl_penalty,
+            "blind_spot": measure_blind_spot, "ptx": measure_ptx}
 TITLES = {
     "reward_model": "a reward model trained with your ranking_loss learns the labeler's preference",
     "kl_penalty": "PPO with a KL penalty (your GAE, PPO and KL parts) raises the gold score",

@@ -1,0 +1,129 @@
+"""`calibrate [--seeds N] [--workers 2]`: the e2e tests' reference distributions, margins and band."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HELP = "run the end-to-end tests for the reference over many seeds; print distributions and margins"
+DATA = Path(__file__).resolve().parent.parent / "data"
+TESTS = ("reward_model", "kl_penalty", "blind_spot", "ptx")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seeds", type=int, default=None,
+                        help="reference seeds per test (default: grading.yaml calibration.seeds)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (one torch thread each)")
+    parser.add_argument("--tests", default=",".join(TESTS), help="comma-separated e2e tests to calibrate")
+    parser.add_argument("--set", action="append", default=[], metavar="TEST.KEY=VALUE",
+                        help="try other settings than grading.yaml's, e.g. blind_spot.ppo.lr=4e-4")
+    parser.add_argument("--mistakes", default="",
+                        help="also run bank mistakes: 'all' (every mistake of a part an e2e test trains "
+                             "with) or comma-separated ids such as gae.forward_recursion")
+    parser.add_argument("--mistake-seeds", type=int, default=3, help="seeds per mistake and test")
+    parser.add_argument("--band", type=Path, default=DATA / "reference_band.json",
+                        help="where to write the reference band for the report's plots")
+    parser.add_argument("--outcomes", type=Path, default=DATA / "e2e_mistakes.json",
+                        help="where to write which mistakes fail which e2e tests (with --mistakes)")
+    parser.add_argument("--raw", type=Path, default=None, help="also write every run's metrics (JSON)")
+    parser.add_argument("--no-write", action="store_true", help="write neither the band nor the outcomes")
+
+
+def main(args: argparse.Namespace) -> int:
+    from autograder import config
+    from autograder.validity import calibration as cal
+
+    cfg = config.load()
+    policy = cfg.raw.get("calibration", {})
+    seeds = args.seeds or int(policy.get("seeds", 50))
+    min_std, min_abs = float(policy.get("min_margin_std", 3.0)), float(policy.get("min_margin", 0.05))
+    e2e = cal.apply_overrides(cfg.e2e, args.set)
+    tests = [t.strip() for t in args.tests.split(",") if t.strip()]
+    unknown = set(tests) - set(e2e)
+    if unknown:
+        print(f"unknown e2e tests: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    tasks = cal.tasks_for(tests, seeds)
+    for entry_id in _mistakes(args.mistakes, tests, e2e):
+        part = entry_id.split(".")[0]
+        tasks += cal.tasks_for([t for t in tests if part in e2e[t]["parts"]], args.mistake_seeds, entry_id)
+
+    started, cpu0 = time.monotonic(), time.process_time()
+    print(f"calibrating {', '.join(tests)}: {seeds} reference seeds, {len(tasks)} tasks on {args.workers} workers")
+    for item in args.set:
+        print(f"  setting {item}")
+    runs = cal.run_all(e2e, tasks, args.workers, progress=_progress(started))
+    print(f"done in {time.monotonic() - started:.0f} s wall\n")
+
+    rows = cal.summarise(runs, e2e, min_std, min_abs)
+    print(format_rows(rows, min_std, min_abs))
+    outcomes = cal.mistake_outcomes(runs)
+    if outcomes:
+        print("\n" + format_outcomes(outcomes))
+    if args.raw:
+        args.raw.write_text(json.dumps([{"test": r.test, "seed_index": r.index, "entry": r.entry,
+                                         "metrics": r.metrics, "message": r.message} for r in runs], indent=1))
+    if not args.no_write:
+        band = cal.reference_band(runs)
+        if band:
+            args.band.parent.mkdir(parents=True, exist_ok=True)
+            args.band.write_text(json.dumps(band, separators=(",", ":")) + "\n")
+            print(f"\nreference band ({', '.join(band)}) written to {args.band}")
+        if outcomes:
+            caught = {e: sorted(t for t, frac in o.items() if frac == 1.0) for e, o in sorted(outcomes.items())}
+            args.outcomes.write_text(json.dumps(caught, indent=1, sort_keys=True) + "\n")
+            print(f"mistakes' e2e outcomes written to {args.outcomes}")
+    bad = [r for r in rows if not r.ok]
+    for r in bad:
+        why = f"{r.failures} reference seed(s) fail" if r.failures else "the margin is thin"
+        print(f"FAIL {r.test}.{r.metric}: {why}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _mistakes(spec: str, tests: list[str], e2e: dict) -> list[str]:
+    if not spec:
+        return []
+    from autograder import bank
+    mistakes = [e for e in bank.load_all() if e.is_mistake]
+    if spec == "all":
+        trained = {p for t in tests for p in e2e[t]["parts"]}
+        return [e.id for e in mistakes if e.part in trained]
+    ids = [s.strip() for s in spec.split(",") if s.strip()]
+    missing = set(ids) - {e.id for e in mistakes}
+    if missing:
+        raise SystemExit(f"unknown bank mistakes: {', '.join(sorted(missing))}")
+    return ids
+
+
+def _progress(started: float):
+    def report(done: int, total: int, runs) -> None:
+        what = ", ".join(f"{r.test}[{r.index}]{'/' + r.entry if r.entry else ''}"
+                         f"{' FAIL' if r.message and r.entry is None else ''}" for r in runs)
+        print(f"  {done}/{total} {time.monotonic() - started:5.0f} s  {what}", flush=True)
+    return report
+
+
+def format_rows(rows, min_std: float, min_abs: float) -> str:
+    from autograder.validity.calibration import quantile
+    head = (f"{'test.metric':28} {'n':>3} {'min':>7} {'5%':>7} {'median':>7} {'95%':>7} {'max':>7} {'std':>6}"
+            f"  {'threshold':>11} {'fails':>5} {'margin':>7} {'/std':>6}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        v = r.values
+        stats = " ".join(f"{x:7.3f}" for x in (min(v, default=float('nan')), quantile(v, .05), quantile(v, .5),
+                                                quantile(v, .95), max(v, default=float('nan'))))
+        flag = "" if r.ok else "  <- " + ("FAILS" if r.failures else "THIN")
+        lines.append(f"{r.test + '.' + r.metric:28} {len(v):3d} {stats} {r.std:6.3f}  {r.side:>2} {r.threshold:8.3f}"
+                     f" {r.failures:5d} {r.worst_margin:7.3f} {r.margin_in_std:6.1f}{flag}")
+    lines.append(f"(margin: worst reference seed to the threshold; required >= {min_abs:g} and >= {min_std:g} std)")
+    return "\n".join(lines)
+
+
+def format_outcomes(outcomes: dict) -> str:
+    lines = ["bank mistakes: fraction of seeds failing each e2e test"]
+    for entry, tests in sorted(outcomes.items()):
+        lines.append(f"  {entry:36} " + "  ".join(f"{t} {frac:.2f}" for t, frac in sorted(tests.items())))
+    return "\n".join(lines)

@@ -1,0 +1,226 @@
+"""Calibrate the end-to-end tests: their measured quantities for the reference over many seeds
+(and for bank mistakes), the margins to grading.yaml's thresholds, and the reference band for plots.
+
+    runs = run_all(e2e_settings, tests, seeds=50, entries=[], workers=2)
+    table = summarise(runs, e2e_settings)          # one Row per (test, criterion)
+    band = reference_band(runs)                    # {test: {metric: {"lo": [...], "hi": [...]}}}
+
+Seed i of a test is its grading.yaml seed + i (i = 0 is the graded seed). The reference runs in
+process (it is trusted); worker processes use one torch thread each.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import multiprocessing
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+import yaml
+
+BAND_METRICS = ("rm_score", "gold", "kl")   # per PPO iteration, for the report's plots
+BAND_RUN = {"kl_penalty": "run", "blind_spot": "run", "ptx": "ptx"}  # the history a test's band shows
+SHARED_MEMO = (("kl_penalty", "ptx"),)      # measured together: ptx reuses the kl_penalty run
+
+
+@dataclass(frozen=True)
+class Task:
+    tests: tuple[str, ...]      # measured in one process with one memo
+    index: int                  # seed index: seed = grading.yaml seed + index
+    entry: str | None = None    # bank mistake id, None for the reference
+
+
+@dataclass
+class Run:
+    test: str
+    index: int
+    entry: str | None
+    metrics: dict | None        # None: training diverged
+    message: str                # the verdict: "" when the test passes
+    band: dict                  # {metric: [value per iteration]} (reference runs only)
+
+
+def apply_overrides(e2e: dict, overrides: list[str]) -> dict:
+    """A copy of grading.yaml's `e2e` section with `test.key[.sub]=value` overrides (values as YAML)."""
+    e2e = copy.deepcopy(e2e)
+    for item in overrides:
+        path, _, value = item.partition("=")
+        *parents, leaf = path.strip().split(".")
+        node = e2e
+        for key in parents:
+            node = node[key]
+        if leaf not in node:
+            raise KeyError(f"--set {item}: {path} is not a key of grading.yaml's e2e section")
+        node[leaf] = yaml.safe_load(value)
+    return e2e
+
+
+def seeded(spec: dict, index: int) -> dict:
+    return {**spec, "seed": spec["seed"] + index}
+
+
+def tasks_for(tests: list[str], seeds: int, entry: str | None = None) -> list[Task]:
+    """One task per seed and group of tests that share a memo; the longest groups first."""
+    groups = []
+    for shared in SHARED_MEMO:
+        if all(t in tests for t in shared):
+            groups.append(shared)
+    groups += [(t,) for t in tests if not any(t in g for g in groups)]
+    groups.sort(key=lambda g: (len(g), g != ("reward_model",)), reverse=True)
+    return [Task(g, i, entry) for i in range(seeds) for g in groups]
+
+
+def run_task(task: Task, e2e: dict) -> list[Run]:
+    """Measure the task's tests (in this process) for the reference, or with one bank mistake."""
+    import torch
+
+    from autograder import bank, config, e2e as e2e_mod
+    from autograder.grade import load_reference
+    from autograder.validity.entries import entry_function
+
+    torch.set_num_threads(1)
+    cfg = dataclasses.replace(config.load(), e2e=e2e)
+    reference = load_reference()
+    parts = e2e_mod.training.Parts.from_module(reference)
+    if task.entry is not None:
+        entry = next(e for e in bank.load_all() if e.id == task.entry)
+        parts = parts.replace(**{entry.function: entry_function(entry, reference)})
+    memo: dict = {}
+    runs = []
+    for test in task.tests:
+        spec = seeded(e2e[test], task.index)
+        try:
+            metrics, _, histories = e2e_mod.MEASURES[test](cfg, spec, parts, memo)
+            message = e2e_mod.verdict(test, spec, metrics)
+        except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
+            metrics, message, histories = None, f"training diverged: {str(exc)[:120]}", {}
+        history = histories.get(BAND_RUN.get(test), []) if task.entry is None else []
+        band = {m: [h[m] for h in history] for m in BAND_METRICS} if history else {}
+        runs.append(Run(test, task.index, task.entry, metrics, message, band))
+    return runs
+
+
+def _init_worker() -> None:
+    import torch
+    torch.set_num_threads(1)
+
+
+def run_all(e2e: dict, tasks: list[Task], workers: int = 2,
+            progress: Callable[[int, int, list[Run]], None] | None = None) -> list[Run]:
+    """Run the tasks on `workers` processes (1: in this process); `progress(done, total, runs)` after each."""
+    runs: list[Run] = []
+    if workers <= 1:
+        for i, task in enumerate(tasks):
+            new = run_task(task, e2e)
+            runs += new
+            if progress:
+                progress(i + 1, len(tasks), new)
+        return runs
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=_init_worker) as pool:
+        results = pool.imap_unordered(_run_task_star, [(t, e2e) for t in tasks])
+        for i, new in enumerate(results):
+            runs += new
+            if progress:
+                progress(i + 1, len(tasks), new)
+    return sorted(runs, key=lambda r: (r.test, r.entry or "", r.index))
+
+
+def _run_task_star(args: tuple[Task, dict]) -> list[Run]:
+    return run_task(*args)
+
+
+# ---------------------------------------------------------------- summaries
+@dataclass
+class Row:
+    """One criterion of one test: the reference's distribution over seeds and its margin."""
+
+    test: str
+    metric: str
+    side: str                  # ">=", "<=" or ">": where the metric must lie relative to the threshold
+    threshold: float
+    values: list[float]
+    failures: int              # reference seeds that fail this criterion (a diverged run fails)
+    min_margin_std: float
+    min_margin: float
+
+    @property
+    def worst_margin(self) -> float:
+        """Distance from the worst seed to the threshold (positive: inside the passing side)."""
+        from autograder.e2e import margin
+        return min((margin(v, self.threshold, self.side) for v in self.values), default=float("-inf"))
+
+    @property
+    def std(self) -> float:
+        return statistics.pstdev(self.values) if len(self.values) > 1 else 0.0
+
+    @property
+    def margin_in_std(self) -> float:
+        return self.worst_margin / self.std if self.std > 0 else float("inf")
+
+    @property
+    def thin(self) -> bool:
+        return self.worst_margin < self.min_margin or self.margin_in_std < self.min_margin_std
+
+    @property
+    def ok(self) -> bool:
+        return self.failures == 0 and not self.thin
+
+
+def quantile(values: list[float], q: float) -> float:
+    """Linear-interpolated quantile (as numpy's default)."""
+    xs = sorted(values)
+    if not xs:
+        return float("nan")
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: float) -> list[Row]:
+    """Rows for the reference's runs (entry None), one per criterion of each measured test."""
+    from autograder.e2e import CRITERIA, threshold
+    rows = []
+    for test in dict.fromkeys(r.test for r in runs if r.entry is None):
+        mine = [r for r in runs if r.test == test and r.entry is None]
+        for metric, bound, side, _ in CRITERIA[test]:
+            values = [r.metrics[metric] for r in mine if r.metrics is not None]
+            failures = sum(1 for r in mine if r.metrics is None or _fails(test, e2e[test], r, metric))
+            rows.append(Row(test, metric, side, threshold(e2e[test], bound), values, failures,
+                            min_margin_std, min_margin))
+    return rows
+
+
+def _fails(test: str, spec: dict, run: Run, metric: str) -> bool:
+    from autograder.e2e import CRITERIA, margin, threshold
+    for name, bound, side, _ in CRITERIA[test]:
+        if name == metric:
+            m = margin(run.metrics[metric], threshold(spec, bound), side)
+            return m < 0 or (m == 0 and side == ">")
+    return False
+
+
+def reference_band(runs: list[Run], low: float = 0.1, high: float = 0.9) -> dict:
+    """{test: {metric: {"lo": [...], "hi": [...]}}}: the 10th-90th percentile per PPO iteration."""
+    band: dict = {}
+    for run in runs:
+        if run.entry is None and run.band:
+            band.setdefault(run.test, []).append(run.band)
+    out = {}
+    for test, histories in band.items():
+        n = min(len(h[BAND_METRICS[0]]) for h in histories)
+        out[test] = {m: {"lo": [round(quantile([h[m][i] for h in histories], low), 5) for i in range(n)],
+                         "hi": [round(quantile([h[m][i] for h in histories], high), 5) for i in range(n)]}
+                     for m in BAND_METRICS}
+    return out
+
+
+def mistake_outcomes(runs: list[Run]) -> dict[str, dict[str, float]]:
+    """{mistake id: {test: fraction of its seeds that fail the test}}."""
+    out: dict[str, dict[str, list[bool]]] = {}
+    for run in runs:
+        if run.entry is not None:
+            out.setdefault(run.entry, {}).setdefault(run.test, []).append(bool(run.message))
+    return {e: {t: sum(v) / len(v) for t, v in tests.items()} for e, tests in out.items()}
