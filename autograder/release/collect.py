@@ -1,0 +1,35 @@
+"""Step: copy the files a recipe lists (repository path -> bundle path) into the tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.release.tree import Tree
+
+SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
+
+
+def collect_files(tree: Tree, root: Path, mapping: dict[str, str], optional: list[str] = (),
+                  exclude: list[str] = ()) -> None:
+    """Copy each `repo path: bundle path`; a folder is copied file by file (caches and `exclude` skipped).
+
+    A missing path is an error unless it is listed in `optional`.
+    """
+    for source, target in mapping.items():
+        path = root / source
+        if not path.exists():
+            if source in optional:
+                continue
+            raise FileNotFoundError(f"release recipe: {source} does not exist")
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for file in files:
+            relative = file.relative_to(root).as_posix()
+            if SKIP_PARTS & set(file.parts) or file.suffix == ".pyc" or _excluded(relative, exclude):
+                continue
+            inner = file.relative_to(path).as_posix() if path.is_dir() else ""
+            name = f"{target}/{inner}" if inner else target
+            tree.add(name, file.read_bytes(), executable=bool(file.stat().st_mode & 0o111))
+
+
+def _excluded(relative: str, exclude: list[str]) -> bool:
+    return any(relative == e or relative.startswith(e.rstrip("/") + "/") for e in exclude)

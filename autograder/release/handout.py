@@ -1,0 +1,43 @@
+"""Step: the handout README.md, rendered with jinja2 from the lab's parts and grading.yaml's points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from autograder.release.lab import Lab
+from autograder.release.tree import Tree
+
+
+def environment(templates: Path) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates), keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined, autoescape=False)
+    env.filters["fmt"] = lambda x: f"{x:g}"
+    return env
+
+
+def part_points(raw: dict, part: str) -> dict[str, float]:
+    """Visible, hidden and all unit-test points of a part (its tests' ids start with `part.`)."""
+    specs = [spec for test_id, spec in raw["tests"].items() if test_id.split(".")[0] == part]
+    visible = sum(spec["points"] for spec in specs if spec.get("visibility") == "visible")
+    unit = sum(spec["points"] for spec in specs)
+    return {"visible": visible, "hidden": unit - visible, "unit": unit}
+
+
+def handout_context(lab: Lab, raw: dict, descriptions: dict[str, str], torch: str,
+                    has_experiments: bool) -> dict:
+    points = {part.name: part_points(raw, part.name) for part in lab.parts}
+    e2e = [{"name": name, "parts": spec["parts"], "points": spec["points"],
+            "description": descriptions[name]} for name, spec in raw["e2e"].items()]
+    unit_total = sum(p["unit"] for p in points.values())
+    return {
+        "assignment": raw["assignment"], "lab": lab, "points": points, "e2e": e2e, "torch": torch,
+        "n_functions": sum(len(part.functions) for part in lab.parts), "has_experiments": has_experiments,
+        "visible_points": sum(p["visible"] for p in points.values()),
+        "total_points": unit_total + sum(t["points"] for t in e2e),
+    }
+
+
+def add_handout(tree: Tree, templates: Path, template: str, target: str, context: dict) -> None:
+    tree.add(target, environment(templates).get_template(template).render(**context))

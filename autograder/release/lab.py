@@ -1,0 +1,61 @@
+"""The lab's parts as the handout and the notebook show them, read from the reference with ast.
+
+Only the interface is read: the module docstring, the `# ==== Part NAME: title` section comments,
+and each function's signature and docstring. Function bodies are never looked at.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+SECTION = re.compile(r"^# =+ Part (\w+): (.+)$")
+
+
+@dataclass
+class Function:
+    name: str
+    signature: str      # the `def ...:` lines as written in the reference
+    docstring: str      # cleaned (ast.get_docstring)
+    source: str         # the whole definition, markers included (for the notebook's solution cells)
+
+
+@dataclass
+class Part:
+    name: str
+    title: str
+    functions: list[Function] = field(default_factory=list)
+
+
+@dataclass
+class Lab:
+    docstring: str
+    preamble: str       # the code between the module docstring and the first part (imports)
+    parts: list[Part]
+
+
+def read_lab(source: str) -> Lab:
+    """Parse the reference: every top-level function belongs to the last section comment above it."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    sections = [(number, m.group(1), m.group(2).strip()) for number, line in enumerate(lines, start=1)
+                if (m := SECTION.match(line))]
+    if not sections:
+        raise ValueError("the reference has no `# ==== Part NAME: title` section comments")
+    parts = [Part(name, title) for _, name, title in sections]
+    for node in functions:
+        index = max((i for i, (number, _, _) in enumerate(sections) if number < node.lineno), default=None)
+        if index is None:
+            raise ValueError(f"{node.name} comes before the first part's section comment")
+        docstring = ast.get_docstring(node)
+        if not docstring:
+            raise ValueError(f"{node.name} has no docstring: the handout teaches from it")
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        signature = "\n".join(lines[first - 1:node.body[0].lineno - 1])
+        body = "\n".join(lines[first - 1:node.end_lineno])
+        parts[index].functions.append(Function(node.name, signature, docstring, body))
+    doc_end = tree.body[0].end_lineno if ast.get_docstring(tree) else 0
+    preamble = "\n".join(lines[doc_end:sections[0][0] - 1]).strip("\n")
+    return Lab(ast.get_docstring(tree) or "", preamble, parts)

@@ -1,0 +1,130 @@
+"""The three outputs of a release, each a short pipeline of the steps in this package.
+
+    outputs = build_release(Path("release/out"))
+    # {"student": .../student.zip, "gradescope": .../autograder.zip, "nbgrader": .../nbgrader.zip}
+
+Inputs: solutions/rlhf.py (the one source of the starter, the handout and the notebook), assignment/,
+grading.yaml, and the recipes and templates in release/.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from autograder.paths import ROOT
+from autograder.release import guard
+from autograder.release.collect import collect_files
+from autograder.release.deterministic_zip import write_zip
+from autograder.release.engine import add_engine
+from autograder.release.handout import add_handout, environment, handout_context
+from autograder.release.lab import Lab, read_lab
+from autograder.release.public_config import add_public_config, secrets
+from autograder.release.scripts import add_scripts
+from autograder.release.source_notebook import add_source_notebook, source_notebook
+from autograder.release.starter import add_starter
+from autograder.release.tree import Tree
+from autograder.starter import strip_solutions
+
+GRADER_ONLY_PATHS = ("autograder/checks/hidden/", "autograder/bank/", "autograder/diagnosis.py",
+                     "autograder/e2e.py", "autograder/release/", "solutions/")
+
+
+@dataclass
+class Sources:
+    """Everything a release reads, loaded once."""
+
+    root: Path
+    recipes: dict
+    raw: dict           # grading.yaml
+    reference: Path
+    lab: Lab
+    torch: str          # the pinned torch version (from release/requirements.txt)
+
+    @classmethod
+    def load(cls, root: Path = ROOT) -> "Sources":
+        release = root / "release"
+        reference = root / "solutions" / "rlhf.py"
+        pin = re.search(r"^torch==(\S+)", (release / "requirements.txt").read_text(), re.M)
+        if pin is None:
+            raise ValueError("release/requirements.txt must pin torch (torch==X.Y.Z)")
+        return cls(root, yaml.safe_load((release / "recipes.yaml").read_text()),
+                   yaml.safe_load((root / "grading.yaml").read_text()), reference,
+                   read_lab(reference.read_text()), pin.group(1))
+
+    @property
+    def templates(self) -> Path:
+        return self.root / "release" / "templates"
+
+    def forbidden(self) -> dict[str, list[str]]:
+        """What no student-facing file may contain (see guard.py)."""
+        checks = self.root / "autograder" / "checks"
+        public = [p.read_text() for p in [*sorted((checks / "public").glob("*.py")), checks / "tools.py",
+                                          checks / "__init__.py"]]
+        starter = strip_solutions(self.reference.read_text())
+        return {"solution line": guard.solution_lines(self.reference.read_text(), starter),
+                "hidden check code": guard.hidden_check_lines(checks / "hidden", public),
+                "grading.yaml secret": secrets(self.raw)}
+
+
+def student_tree(src: Sources) -> Tree:
+    recipe = src.recipes["student"]
+    tree = Tree()
+    add_starter(tree, src.reference, recipe["starter"])
+    collect_files(tree, src.root, recipe["copy"], optional=recipe.get("optional", []))
+    add_engine(tree, src.root, **recipe["engine"])
+    add_public_config(tree, src.raw, recipe["public_config"])
+    context = handout_context(src.lab, src.raw, src.recipes["e2e_descriptions"], src.torch,
+                              has_experiments="run_experiments.py" in tree.files)
+    add_handout(tree, src.templates, recipe["handout"]["template"], recipe["handout"]["to"], context)
+    check_student_files(src, tree.files)
+    return tree
+
+
+def check_student_files(src: Sources, files: dict[str, bytes]) -> None:
+    """Raise guard.LeakError when student-facing files hold grader-only paths or material."""
+    paths = [name for name in files if name.startswith(GRADER_ONLY_PATHS)]
+    if paths:
+        raise guard.LeakError(f"refusing to release grader-only files to students: {', '.join(paths)}")
+    guard.check_no_leaks(files, src.forbidden())
+
+
+def gradescope_tree(src: Sources) -> Tree:
+    recipe = src.recipes["gradescope"]
+    tree = Tree()
+    collect_files(tree, src.root, recipe["copy"], exclude=recipe.get("exclude", []))
+    add_scripts(tree, src.templates, recipe["scripts"], {"torch": src.torch, "submission": src.raw["submission"]})
+    return tree
+
+
+def nbgrader_tree(src: Sources) -> Tree:
+    recipe = src.recipes["nbgrader"]
+    name = recipe["assignment"]
+    tree, files = Tree(), Tree()
+    collect_files(files, src.root, recipe["copy"], optional=recipe.get("optional", []))
+    for path, data in files.files.items():
+        tree.add(f"source/{name}/{path}", data)
+    add_source_notebook(tree, f"source/{name}/{recipe['notebook']}",
+                        source_notebook(src.lab, src.raw, src.root / recipe["tests"]))
+    config = environment(src.templates).get_template(recipe["config"]).render(assignment=name, course=name)
+    tree.add("nbgrader_config.py", config)
+    return tree
+
+
+def build_release(out: Path, root: Path = ROOT) -> dict[str, Path]:
+    """Build the three outputs into `out`; returns the path of each zip (and DIR/nbgrader/, the course)."""
+    src = Sources.load(root)
+    out.mkdir(parents=True, exist_ok=True)
+    student = student_tree(src)
+    write_zip(student, out / "student.zip", prefix=src.recipes["student"]["folder"])
+    write_zip(gradescope_tree(src), out / "autograder.zip")
+    course = nbgrader_tree(src)
+    write_zip(course, out / "nbgrader.zip", prefix="nbgrader")
+    shutil.rmtree(out / "nbgrader", ignore_errors=True)
+    course.write(out / "nbgrader")
+    return {"student": out / "student.zip", "gradescope": out / "autograder.zip",
+            "nbgrader": out / "nbgrader.zip", "nbgrader_course": out / "nbgrader"}

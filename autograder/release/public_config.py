@@ -1,0 +1,43 @@
+"""Step: grading.yaml for the student bundle, holding only what the self-check needs.
+
+Kept: the assignment's name, the submission file, the parts, the hypothesis settings, the limits,
+and the visible tests with their points. Dropped: every hidden test id and the whole end-to-end
+section (seeds, thresholds, training settings).
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from autograder.release.tree import Tree
+
+HEADER = ("# The public part of the course's grading.yaml: the visible tests the self-check runs, and its\n"
+          "# limits. The hidden and end-to-end tests are graded at submission; their settings are not here.\n")
+KEPT = ("assignment", "submission", "parts", "default_visibility", "hypothesis")
+
+
+def visible_tests(raw: dict) -> dict[str, dict]:
+    return {test_id: spec for test_id, spec in raw["tests"].items() if spec.get("visibility") == "visible"}
+
+
+def public_config(raw: dict) -> dict:
+    public = {key: raw[key] for key in KEPT if key in raw}
+    public["tests"] = visible_tests(raw)
+    public["e2e"] = {}
+    public["limits"] = raw["limits"]
+    return public
+
+
+def add_public_config(tree: Tree, raw: dict, target: str) -> None:
+    tree.add(target, HEADER + "\n" + yaml.safe_dump(public_config(raw), sort_keys=False, default_flow_style=None))
+
+
+def secrets(raw: dict) -> list[str]:
+    """Strings that must never reach a student: hidden and end-to-end test ids, the thresholds' names.
+
+    (Generic keys such as `seed` or `lr` also name ordinary arguments of the given code, so the test of
+    the bundle checks instead that grading.yaml's whole `e2e` section is absent from the shipped one.)
+    """
+    hidden = [test_id for test_id in raw["tests"] if test_id not in visible_tests(raw)]
+    thresholds = sorted({key for spec in raw["e2e"].values() for key in spec if key.startswith(("min_", "max_"))})
+    return hidden + [f"e2e.{name}" for name in raw["e2e"]] + thresholds
