@@ -1,0 +1,46 @@
+"""What decides a regrade: the grader's version and each job's key (standard library only).
+
+The grader's version is a hash of everything that can change a grade or a student's report: the
+autograder package (except the batch machinery, which changes no grade), the reference solution,
+grading.yaml and the given world the sandbox copies. A job's key adds the submission's bytes and
+the `--only` selection, so a rerun regrades exactly the submissions whose key changed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from pathlib import Path
+
+from autograder.paths import ASSIGNMENT, GRADING_YAML, REFERENCE, ROOT
+
+PACKAGE = ROOT / "autograder"
+# Files of the package that cannot change a grade: the batch runner and the class report.
+GRADE_NEUTRAL = ("batch/", "commands/grade_all.py", "templates/class_report.html.j2")
+WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")  # = autograder.sandbox.WORLD_FILES
+
+
+def grader_files() -> list[Path]:
+    """The files whose bytes make the grader's version, in a fixed order."""
+    package = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                     and p.suffix != ".pyc"
+                     and not p.relative_to(PACKAGE).as_posix().startswith(GRADE_NEUTRAL))
+    return [*package, REFERENCE, GRADING_YAML, *(ASSIGNMENT / name for name in WORLD_FILES)]
+
+
+@functools.lru_cache(maxsize=1)
+def grader_version() -> str:
+    """sha256 of the grader's files (cached: a process keeps the code it imported first)."""
+    digest = hashlib.sha256()
+    for path in grader_files():
+        data = path.read_bytes() if path.is_file() else b"<absent>"
+        label = path.relative_to(ROOT).as_posix().encode()
+        digest.update(len(label).to_bytes(8, "big") + label + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def job_key(data: bytes, filename: str, only: list[str] | None, version: str) -> str:
+    """The key of grading these submission bytes with this selection of tests by this grader."""
+    head = json.dumps({"file": filename, "only": sorted(only or []), "grader": version}, sort_keys=True)
+    return hashlib.sha256(head.encode() + b"\0" + data).hexdigest()

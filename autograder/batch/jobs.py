@@ -1,0 +1,88 @@
+"""The per-submission job of a batch: grade one submission with the same engine as `grade`.
+
+    outcome = run_job({"student": "ada", "filename": "rlhf.py", "data": b"...", "only": ["gae"],
+                       "key": "...", "version": "..."})
+
+It runs in a worker (a local process or a Dask worker on another machine): the submission travels
+as bytes, and the outcome is plain data (numbers, strings, lists and dicts) holding the summary
+the gradebook needs and the text of the three reports. The coordinator writes everything; a job
+never touches the output folder. Any exception of the grader becomes a "failed" outcome with the
+reason, so one submission never costs another its grade.
+"""
+
+from __future__ import annotations
+
+import resource
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from autograder.batch.fingerprint import grader_version
+
+REPORT_FILES = ("results.json", "report.md", "report.html")
+
+
+def run_job(job: dict) -> dict:
+    """Grade `job["data"]` (saved as `job["filename"]`) with `--only job["only"]`; never raises Exception."""
+    started = time.monotonic()
+    try:
+        outcome = _grade(job)
+    except Exception as exc:  # noqa: BLE001 - a grader failure is this submission's "failed to grade" row
+        outcome = failed(job, _reason(exc))
+    outcome["seconds"] = round(time.monotonic() - started, 3)
+    outcome.update(_memory())
+    outcome["worker_grader"] = grader_version()
+    return outcome
+
+
+def failed(job: dict, reason: str, seconds: float = 0.0) -> dict:
+    """The outcome of a job that could not be graded (also built by the coordinator, e.g. on a crash)."""
+    return {"student": job["student"], "key": job["key"], "status": "failed", "reason": reason,
+            "score": None, "max_score": None, "parts": {}, "e2e": None, "tests": [], "files": {},
+            "seconds": round(seconds, 3)}
+
+
+def _grade(job: dict) -> dict:
+    from autograder.grade import grade   # torch and the engine: imported in the worker only
+    from autograder.report import write_reports
+
+    with tempfile.TemporaryDirectory(prefix="lab12-batch-") as tmp:
+        path = Path(tmp) / "submission" / job["filename"]
+        path.parent.mkdir()
+        path.write_bytes(job["data"])
+        result = grade(path, only=set(job["only"]) or None)
+        result.submission = f"{job['student']}/{job['filename']}"  # the reports name the student, not a temp path
+        out = Path(tmp) / "out"
+        write_reports(result, out)
+        files = {name: (out / name).read_text() for name in REPORT_FILES}
+    parts: dict[str, dict] = {}
+    e2e = None
+    for t in result.tests:
+        if t.tags[0] == "e2e":
+            e2e = e2e or {"score": 0.0, "max": 0.0}
+            bucket = e2e
+        else:
+            bucket = parts.setdefault(t.tags[0], {"score": 0.0, "max": 0.0})
+        bucket["score"] += t.score
+        bucket["max"] += t.max_score
+    tests = [{"id": t.id, "part": t.tags[0], "passed": t.passed, "score": t.score, "max_score": t.max_score,
+              "seconds": round(t.seconds, 3), "diagnosis": t.diagnosis, "message": t.message[:300]}
+             for t in result.tests]
+    return {"student": job["student"], "key": job["key"], "status": "graded", "reason": "",
+            "score": result.score, "max_score": result.max_score, "parts": parts, "e2e": e2e,
+            "tests": tests, "files": files}
+
+
+def _reason(exc: Exception) -> str:
+    """One line: the exception and where the grader raised it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    return f"grader error: {type(exc).__name__}: {str(exc)[:300]}{where}"
+
+
+def _memory() -> dict:
+    """Peak resident memory (MB) of this worker process and of the largest sandboxed child it ran."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"worker_peak_mb": round(own, 1), "child_peak_mb": round(children, 1)}

@@ -1,0 +1,137 @@
+"""Local worker processes for a batch: each grades one submission at a time, under a deadline.
+
+    with LocalPool(workers=2, job_seconds=1200) as pool:
+        for outcome in pool.run(jobs):
+            ...
+
+Unlike a ProcessPoolExecutor, a worker that dies (a submission's child killed its judge, the
+kernel's OOM killer...) or passes the deadline costs only the job it was running: that job becomes
+a "failed to grade" outcome with the reason, and a fresh worker takes its place. Workers are
+spawned (no fork of the coordinator's threads) and import the grading engine once each.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Iterable, Iterator
+
+from autograder.batch.jobs import failed, run_job
+
+STOP_SECONDS = 10  # a worker asked to stop (SIGTERM: it kills its sandboxed child) is killed after this
+
+
+def serve(conn: Connection) -> None:
+    """A worker's loop: receive a job, send its outcome, until the coordinator goes away."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwinds grade(), which kills its child
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        outcome = run_job(job)
+        try:
+            conn.send(outcome)
+        except (BrokenPipeError, OSError):
+            return
+
+
+@dataclass
+class _Worker:
+    process: mp.process.BaseProcess
+    conn: Connection
+    job: dict | None = None
+    started: float = 0.0
+
+
+class LocalPool:
+    def __init__(self, workers: int, job_seconds: float):
+        self.size, self.job_seconds = workers, job_seconds
+        self._context = mp.get_context("spawn")
+        self._workers: list[_Worker] = []
+
+    def __enter__(self) -> "LocalPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(target=serve, args=(child,), daemon=True, name="lab12-grader")
+        process.start()
+        child.close()
+        return _Worker(process, parent)
+
+    def run(self, jobs: Iterable[dict]) -> Iterator[dict]:
+        """Outcomes of `jobs`, in the order they finish."""
+        pending = deque(jobs)
+        while len(self._workers) < min(self.size, len(pending)):
+            self._workers.append(self._spawn())
+        while pending or any(w.job for w in self._workers):
+            for w in self._workers:
+                if w.job is None and pending:
+                    w.job, w.started = pending.popleft(), time.monotonic()
+                    w.conn.send(w.job)
+            busy = [w for w in self._workers if w.job is not None]
+            deadline = min(w.started for w in busy) + self.job_seconds
+            wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
+                 timeout=max(0.0, deadline - time.monotonic()))
+            for i, w in enumerate(self._workers):
+                if w.job is None:
+                    continue
+                outcome = self._collect(w)
+                if outcome is not None:
+                    yield outcome
+                if w.job is None and not w.process.is_alive():
+                    self._workers[i] = self._spawn()
+
+    def _collect(self, w: _Worker) -> dict | None:
+        """The worker's outcome if it finished, died or ran out of time; None while it works."""
+        job = w.job
+        if w.conn.poll():
+            try:
+                w.job = None
+                return w.conn.recv()
+            except (EOFError, OSError):
+                pass  # it died while sending: report the death below
+        elif w.process.is_alive():
+            if time.monotonic() - w.started < self.job_seconds:
+                return None
+            self._stop(w)
+            w.job = None
+            return failed(job, f"grading took longer than {self.job_seconds:g} s and was stopped",
+                          seconds=time.monotonic() - w.started)
+        self._stop(w)
+        w.job = None
+        code = w.process.exitcode
+        how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+        return failed(job, f"the grading process {how} (the submission may have attacked it)",
+                      seconds=time.monotonic() - w.started)
+
+    def _stop(self, w: _Worker) -> None:
+        w.process.terminate()
+        w.process.join(timeout=STOP_SECONDS)
+        if w.process.is_alive():
+            w.process.kill()
+            w.process.join(timeout=5)
+        w.conn.close()
+
+    def close(self) -> None:
+        """Stop every worker: idle ones leave when their channel closes, busy ones are terminated."""
+        for w in self._workers:
+            if w.job is not None:
+                w.process.terminate()
+            w.conn.close()
+        for w in self._workers:
+            w.process.join(timeout=STOP_SECONDS)
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join(timeout=5)
+        self._workers = []
