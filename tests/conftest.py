@@ -1,0 +1,29 @@
+"""Shared fixtures: the given world importable by name, the reference and starter paths."""
+
+from __future__ import annotations
+
+import importlib.util
+from types import ModuleType
+
+import pytest
+
+from autograder.paths import REFERENCE, STARTER, use_world
+
+use_world()
+
+
+def load_module(path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def ref() -> ModuleType:
+    return load_module(REFERENCE, "reference_rlhf")
+
+
+@pytest.fixture(scope="session")
+def starter() -> ModuleType:
+    return load_module(STARTER, "starter_rlhf")
