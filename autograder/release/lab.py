@@ -18,7 +18,7 @@ class Function:
     name: str
     signature: str      # the `def ...:` lines as written in the reference
     docstring: str      # cleaned (ast.get_docstring)
-    source: str         # the whole definition, markers included (for the notebook's solution cells)
+    source: str         # the whole definition, markers and trailing comments included (notebook cells)
 
 
 @dataclass
@@ -54,7 +54,10 @@ def read_lab(source: str) -> Lab:
             raise ValueError(f"{node.name} has no docstring: the handout teaches from it")
         first = min([node.lineno] + [d.lineno for d in node.decorator_list])
         signature = "\n".join(lines[first - 1:node.body[0].lineno - 1])
-        body = "\n".join(lines[first - 1:node.end_lineno])
+        last = node.end_lineno
+        while last < len(lines) and lines[last].startswith((" ", "\t")) and lines[last].strip().startswith("#"):
+            last += 1  # indented comments after the last statement (the `### END SOLUTION` marker)
+        body = "\n".join(lines[first - 1:last])
         parts[index].functions.append(Function(node.name, signature, docstring, body))
     doc_end = tree.body[0].end_lineno if ast.get_docstring(tree) else 0
     preamble = "\n".join(lines[doc_end:sections[0][0] - 1]).strip("\n")

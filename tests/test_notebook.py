@@ -1,0 +1,91 @@
+"""Notebook submissions: autograder/notebook.py keeps the definitions, and grades match the .py's."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder.grade import GraderError, find_submission, grade
+from autograder.notebook import definitions, notebook_to_source, strip_ipython
+from autograder.paths import REFERENCE, STARTER
+from autograder.release.lab import read_lab
+
+
+def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
+    notebook = {"cells": [{"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True),
+                           **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+                          for kind, source in cells],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    path.write_text(json.dumps(notebook))
+    return path
+
+
+def notebook_of(module_source: str, path: Path) -> Path:
+    """A notebook as a student writes one: magics, shell lines, markdown, one cell per function, calls."""
+    lab = read_lab(module_source)
+    cells = [("markdown", "# My RLHF lab"), ("code", "%matplotlib inline\n!pip install torch\n" + lab.preamble)]
+    for part in lab.parts:
+        cells.append(("markdown", f"## {part.title}"))
+        cells += [("code", fn.source) for fn in part.functions]
+    cells += [("code", "%%time\nprint(compute_gae)"),
+              ("code", "x = torch.zeros(2, 3)\nprint(kl_estimate(x, x))\nfor i in range(3):\n    print(i)")]
+    return write_notebook(path, cells)
+
+
+def test_ipython_lines_and_cell_magics_are_dropped():
+    assert strip_ipython("%%time\nx = 1\n") == ""
+    assert strip_ipython("%load_ext autoreload\n!ls\nx = 1") == "\n\nx = 1"
+
+
+def test_only_definitions_are_kept():
+    cell = ("import torch\nN = 3\nmodel = load()\n\n@decorate\ndef f(x):\n    return x\n\nf(1)\n"
+            "class C:\n    pass\nprint(N)\n")
+    kept = definitions(cell)
+    assert "import torch" in kept and "N = 3" in kept and "@decorate\ndef f(x):" in kept and "class C:" in kept
+    assert "load()" not in kept and "f(1)" not in kept and "print" not in kept
+
+
+def test_a_cell_with_a_syntax_error_is_kept_as_it_is():
+    assert definitions("def f(:\n    pass") == "def f(:\n    pass"
+
+
+def test_future_imports_come_first(tmp_path):
+    path = write_notebook(tmp_path / "n.ipynb", [("code", "import torch"),
+                                                 ("code", "from __future__ import annotations\ndef f(): pass")])
+    source = notebook_to_source(path)
+    compile(source, "rlhf.py", "exec")  # a misplaced __future__ import would be a SyntaxError
+    assert source.index("from __future__") < source.index("import torch")
+
+
+def test_not_a_notebook_is_a_grader_error(tmp_path):
+    bad = tmp_path / "rlhf.ipynb"
+    bad.write_text("{not json")
+    with pytest.raises(GraderError, match="not a readable notebook"):
+        find_submission(bad)
+
+
+def test_a_folder_holding_only_a_notebook_is_found(tmp_path):
+    notebook_of(REFERENCE.read_text(), tmp_path / "lab.ipynb")
+    module = find_submission(tmp_path)
+    assert module.name == "rlhf.py" and "def compute_gae" in module.read_text()
+
+
+def scores(result) -> dict[str, float]:
+    return {t.id: t.score for t in result.tests}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module", [REFERENCE, STARTER], ids=["reference", "starter"])
+def test_a_notebook_grades_exactly_like_the_py(module, tmp_path):
+    """Same functions, same scores, test by test (unit and property tests; e2e runs the same functions)."""
+    only = {"rm_loss", "gae", "ppo_clip", "kl"}
+    from_py = grade(module, only=only)
+    from_notebook = grade(notebook_of(module.read_text(), tmp_path / "rlhf.ipynb"), only=only)
+    assert from_py.tests, "no test ran"
+    assert scores(from_notebook) == scores(from_py)
+    def messages(result):  # line numbers refer to each file, the rest must be the same
+        return [re.sub(r" at line \d+", "", t.message) for t in result.tests]
+    assert messages(from_notebook) == messages(from_py)

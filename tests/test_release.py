@@ -1,0 +1,195 @@
+"""`python -m autograder release`: what each output holds, what it must never hold, reproducibility."""
+
+from __future__ import annotations
+
+import ast
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from autograder.paths import REFERENCE, ROOT
+from autograder.release import guard
+from autograder.release.engine import engine_modules
+from autograder.release.pipeline import Sources, build_release, check_student_files
+
+CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss", "ppo_value_loss",
+            "kl_estimate", "shaped_rewards")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    return build_release(tmp_path_factory.mktemp("release"))
+
+
+@pytest.fixture(scope="module")
+def raw() -> dict:
+    return yaml.safe_load((ROOT / "grading.yaml").read_text())
+
+
+def read_zip(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {info.filename: archive.read(info) for info in archive.infolist()}
+
+
+def student_files(built) -> dict[str, bytes]:
+    return {name.removeprefix("lab12/"): data for name, data in read_zip(built["student"]).items()}
+
+
+# ------------------------------------------------------------------ the student bundle
+def test_student_bundle_holds_the_lab(built):
+    files = student_files(built)
+    for name in ("rlhf.py", "tinylm.py", "lab_helpers.py", "training.py", "sft.pt", "self_check.py",
+                 "requirements.txt", "README.md", "grading.yaml", "autograder/grade.py",
+                 "autograder/child/worker.py", "autograder/checks/public/gae.py", "tests/test_gae.py"):
+        assert name in files, name
+    assert (ROOT / "assignment" / "run_experiments.py").exists() <= ("run_experiments.py" in files)
+    assert b"torch==2.13.0" in files["requirements.txt"]
+    assert all(name.startswith("lab12/") for name in read_zip(built["student"]))
+
+
+def test_student_starter_is_generated_from_the_reference(built):
+    starter = student_files(built)["rlhf.py"].decode()
+    assert starter == (ROOT / "assignment" / "rlhf.py").read_text()
+    assert starter.count("raise NotImplementedError") == len(CONTRACT)
+
+
+def test_student_bundle_holds_no_grader_only_file(built):
+    names = student_files(built)
+    for forbidden in ("autograder/checks/hidden/", "autograder/bank/", "autograder/diagnosis.py",
+                      "autograder/e2e.py", "autograder/release/", "solutions/"):
+        assert not [n for n in names if n.startswith(forbidden)], forbidden
+
+
+@pytest.mark.parametrize("kind", ["solution line", "hidden check code", "grading.yaml secret"])
+def test_student_bundle_holds_no_solution_hidden_check_or_secret(built, kind):
+    forbidden = Sources.load().forbidden()
+    assert forbidden[kind], f"nothing to look for: the {kind} list is empty"
+    assert guard.find_leaks(student_files(built), {kind: forbidden[kind]}) == []
+
+
+def test_the_guard_catches_a_leak():
+    src = Sources.load()
+    reference = {"rlhf.py": REFERENCE.read_bytes()}
+    with pytest.raises(guard.LeakError, match="solution line"):
+        check_student_files(src, reference)
+    with pytest.raises(guard.LeakError, match="grader-only files"):
+        check_student_files(src, {"autograder/checks/hidden/gae.py": b""})
+
+
+def test_shipped_grading_yaml_has_only_the_visible_tests(built, raw):
+    shipped = yaml.safe_load(student_files(built)["grading.yaml"])
+    visible = {k: v for k, v in raw["tests"].items() if v.get("visibility") == "visible"}
+    assert shipped["tests"] == visible
+    assert shipped["e2e"] == {}
+    assert shipped["limits"] == raw["limits"] and shipped["hypothesis"] == raw["hypothesis"]
+
+
+def test_engine_follows_imports_but_never_into_hidden_modules():
+    recipe = Sources.load().recipes["student"]["engine"]
+    modules = engine_modules(ROOT, recipe["entry"], recipe["exclude"])
+    assert {"autograder.grade", "autograder.remote", "autograder.sandbox", "autograder.notebook"} <= set(modules)
+    assert not [m for m in modules if m.startswith(("autograder.checks.hidden", "autograder.bank",
+                                                    "autograder.diagnosis", "autograder.e2e"))]
+
+
+def test_handout_teaches_every_function_and_its_points(built, raw):
+    readme = student_files(built)["README.md"].decode()
+    reference = ast.parse(REFERENCE.read_text())
+    for node in reference.body:
+        if isinstance(node, ast.FunctionDef):
+            assert f"def {node.name}(" in readme
+            assert ast.get_docstring(node).splitlines()[0] in readme  # the math and shapes, from the docstring
+    for part in raw["parts"]:
+        points = sum(spec["points"] for t, spec in raw["tests"].items() if t.startswith(part + "."))
+        assert f"`{part}`: " in readme and f"({points:g} points" in readme
+    for name, spec in raw["e2e"].items():
+        assert f"| `{name}` |" in readme
+    for command in ("python -m pytest tests", "python self_check.py", "python run_experiments.py"):
+        assert command in readme
+    assert "blind spot" in readme and "run only when you submit" in readme
+
+
+def test_public_tests_mirror_the_visible_tests_one_to_one(raw):
+    tests = ROOT / "assignment" / "tests"
+    found = {f"{path.stem.removeprefix('test_')}.{node.name.removeprefix('test_')}"
+             for path in tests.glob("test_*.py") for node in ast.parse(path.read_text()).body
+             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+    assert found == {t for t, spec in raw["tests"].items() if spec.get("visibility") == "visible"}
+
+
+# ------------------------------------------------------------------ reproducibility
+def test_building_twice_gives_byte_identical_zips(built, tmp_path):
+    again = build_release(tmp_path)
+    for name in ("student", "gradescope", "nbgrader"):
+        assert built[name].read_bytes() == again[name].read_bytes(), name
+
+
+@pytest.mark.parametrize("name", ["student", "gradescope", "nbgrader"])
+def test_zips_have_sorted_entries_fixed_times_and_relative_paths(built, name):
+    with zipfile.ZipFile(built[name]) as archive:
+        infos = archive.infolist()
+    names = [i.filename for i in infos]
+    assert names == sorted(names)
+    assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
+    assert not [n for n in names if n.startswith("/") or ".." in n.split("/") or "__pycache__" in n]
+
+
+def test_no_file_mentions_the_build_machine(built):
+    for name in ("student", "gradescope", "nbgrader"):
+        for path, data in read_zip(built[name]).items():
+            assert str(ROOT).encode() not in data, f"{name}:{path} holds an absolute path of this machine"
+
+
+# ------------------------------------------------------------------ the Gradescope autograder
+def test_gradescope_zip_has_the_scripts_and_the_whole_grader(built):
+    with zipfile.ZipFile(built["gradescope"]) as archive:
+        modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
+        files = {i.filename: archive.read(i) for i in archive.infolist()}
+    for script in ("setup.sh", "run_autograder"):
+        assert modes[script] & 0o111, f"{script} is not executable"
+    setup = files["setup.sh"].decode()
+    assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in setup and "bubblewrap" in setup
+    assert "-m autograder grade /autograder/submission --out /autograder/results" in files["run_autograder"].decode()
+    for name in ("solutions/rlhf.py", "grading.yaml", "autograder/checks/hidden/gae.py", "assignment/sft.pt",
+                 "requirements.txt"):
+        assert name in files, name
+    assert not [n for n in files if n.startswith("autograder/release/")]
+
+
+# ------------------------------------------------------------------ the nbgrader source notebook
+def test_nbgrader_source_notebook_cells(built, raw):
+    course = built["nbgrader_course"]
+    assert (course / "nbgrader_config.py").is_file()
+    notebook = json.loads((course / "source" / "lab12" / "rlhf.ipynb").read_text())
+    cells = [(c["cell_type"], c["metadata"]["nbgrader"], "".join(c["source"])) for c in notebook["cells"]]
+    solutions = {meta["grade_id"]: src for _, meta, src in cells if meta["solution"]}
+    assert set(solutions) == set(CONTRACT)
+    assert all("### BEGIN SOLUTION" in s and "### END SOLUTION" in s for s in solutions.values())
+    graded = {meta["grade_id"]: meta["points"] for _, meta, _ in cells if meta["grade"]}
+    visible = {t.replace(".", "_"): spec["points"] for t, spec in raw["tests"].items()
+               if spec.get("visibility") == "visible"}
+    assert graded == visible
+    given = [meta for kind, meta, _ in cells if not meta["solution"]]
+    assert all(meta["locked"] for meta in given), "given and test cells are read-only"
+    for name in ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt"):
+        assert (course / "source" / "lab12" / name).is_file()
+
+
+def test_the_notebook_is_made_from_the_reference_not_a_copy(built):
+    """Each solution cell is the reference's function verbatim: one source for both editions."""
+    notebook = json.loads((built["nbgrader_course"] / "source" / "lab12" / "rlhf.ipynb").read_text())
+    reference = REFERENCE.read_text()
+    for cell in notebook["cells"]:
+        if cell["metadata"]["nbgrader"]["solution"]:
+            assert "".join(cell["source"]) in reference
+
+
+def test_release_command_prints_sizes_and_time(tmp_path, capsys):
+    from autograder.__main__ import main
+    assert main(["release", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "student.zip" in printed and "KiB" in printed and "built in" in printed
+    assert (tmp_path / "student.zip").stat().st_size > 0
