@@ -23,6 +23,7 @@ from autograder import checks, config as config_mod
 from autograder.checks import CheckFailed, Context
 from autograder.paths import REFERENCE
 from autograder.remote import RemoteSubmission, SubmissionError
+from autograder.sandbox import isolation_report
 
 
 @dataclass
@@ -52,6 +53,7 @@ class GradeResult:
     partial: bool               # --only was given
     execution_time: float
     output: str                 # what the submission printed (capped)
+    isolation: str = ""         # how the child was isolated on this machine (sandbox.isolation_report())
 
     @property
     def score(self) -> float:
@@ -126,7 +128,7 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     order = {t: i for i, t in enumerate(chosen)}
     results.sort(key=lambda r: order[r.id])
     return GradeResult(str(path), results, partial=bool(only), execution_time=time.monotonic() - started,
-                       output=output)
+                       output=output, isolation=isolation_report())
 
 
 def _lane(cfg: config_mod.Config, test_id: str) -> int:
@@ -142,7 +144,7 @@ def run_lane(path: Path, test_ids: list[str], started: float,
     cfg = cfg or config_mod.load()
     registry = checks.load_all()
     reference = load_reference()
-    sub = RemoteSubmission(path, cfg.limits)
+    sub = RemoteSubmission(path, cfg.limits, deadline=started + cfg.grade_seconds)
     results = []
     try:
         for test_id in test_ids:

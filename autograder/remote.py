@@ -12,6 +12,7 @@ child is restarted for the other functions.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import torch
@@ -32,8 +33,9 @@ class SubmissionError(Exception):
 
 
 class RemoteSubmission:
-    def __init__(self, path: Path, limits: Limits):
-        self.path, self.limits = Path(path), limits
+    def __init__(self, path: Path, limits: Limits, deadline: float | None = None):
+        """`deadline` (time.monotonic()) ends the grade: later calls fail, running ones are cut short."""
+        self.path, self.limits, self.deadline = Path(path), limits, deadline
         self._child: Child | None = None
         self._import_error: SubmissionError | None = None
         self._broken: dict[str, SubmissionError] = {}
@@ -51,7 +53,7 @@ class RemoteSubmission:
                 self._import_error = SubmissionError(f"rlhf.py could not be imported: {exc}", "import")
                 raise self._import_error from None
             if not child.hello.get("ok"):
-                err = child.hello.get("error", {})
+                err = _error_of(child.hello)
                 child.kill()
                 self._import_error = SubmissionError(
                     f"rlhf.py could not be imported: {_describe_raise(err)}", "import", err.get("type"))
@@ -77,6 +79,12 @@ class RemoteSubmission:
         """
         if fn in self._broken:
             raise self._broken[fn]
+        timeout = timeout or self.limits.call_seconds
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise SubmissionError("not run: the grade's time limit was reached", "died")
+            timeout = min(timeout, left)
         child = self._ensure_child()
         self.calls += 1
         request = {"op": "call", "fn": fn, "args": list(args), "kwargs": kwargs, "grad": list(grad)}
@@ -86,8 +94,8 @@ class RemoteSubmission:
             self._child = None
             self._broken[fn] = SubmissionError(str(exc)[0].upper() + str(exc)[1:], "died")
             raise self._broken[fn] from None
-        if not isinstance(reply, dict) or not reply.get("ok"):
-            err = reply.get("error", {}) if isinstance(reply, dict) else {}
+        if not reply.get("ok"):
+            err = _error_of(reply)
             kind = "missing" if err.get("kind") == "missing" else "raised"
             if err.get("type") == "NotImplementedError":
                 kind = "not_implemented"
@@ -96,12 +104,25 @@ class RemoteSubmission:
                 self._broken[fn] = error
             raise error
         grads = reply.get("grads") or []
-        if len(grads) != len(grad):
+        if not isinstance(grads, list) or len(grads) != len(grad) or not all(
+                g is None or isinstance(g, torch.Tensor) and g.numel() == args[i].numel() for i, g in zip(grad, grads)):
             raise SubmissionError(f"{fn}: the child sent a malformed answer", "protocol")
         return reply.get("result"), grads
 
     def parts(self, names: tuple[str, ...] = CONTRACT) -> dict[str, "RemoteFunction"]:
         return {name: RemoteFunction(self, name) for name in names}
+
+
+def _error_of(reply: dict) -> dict:
+    """The error of a failed reply, with plain short strings only (the child may send anything)."""
+    err = reply.get("error")
+    err = err if isinstance(err, dict) else {}
+    clean = {k: str(err[k])[:500] for k in ("kind", "type", "message") if isinstance(err.get(k), (str, int, float))}
+    if isinstance(err.get("line"), int):
+        clean["line"] = err["line"]
+    if clean.get("type") == "MemoryError" or "can't allocate memory" in clean.get("message", ""):
+        clean["message"] = "ran out of memory (" + clean.get("message", "")[:200] + ")"
+    return clean
 
 
 def _describe_raise(err: dict) -> str:

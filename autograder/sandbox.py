@@ -1,18 +1,25 @@
-"""Start the sandboxed child that imports a submission, and talk to it under time limits.
+"""Start the sandboxed child that imports a submission, and talk to it under time and memory limits.
+
+    child = Child(Path("rlhf.py"), limits)       # imports the submission; child.hello is its answer
+    reply = child.request({"op": "call", ...}, timeout=20, what="compute_gae()")
+    child.output.text(); child.kill()             # every process it started is gone after kill()
 
 The child sees a private folder holding the worker (`autograder/child/`), the given world and the
-submission, and nothing of the judge: not the reference, not the hidden tests, not grading.yaml.
-It runs in its own session (so its whole process group can be killed), with a cleared environment,
-resource limits, and its output drained concurrently into a capped buffer.
+submission (copied without following links), and nothing of the judge: not the reference, not the
+hidden tests, not grading.yaml (how, and what degrades without bubblewrap or root: see
+autograder/isolation.py and docs/isolation.md). Before any submission code runs, the worker drops to
+its own uid, sets the rlimits and (without bubblewrap) installs the seccomp filter. Output is drained
+concurrently into a capped buffer; a flood stops the child. Every way of failing raises ChildFailure
+with one plain sentence and a `kind`: time, cpu, memory, flood, signal, exit, protocol.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -21,11 +28,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder import isolation
 from autograder.child import wire
 from autograder.paths import ASSIGNMENT
 
 CHILD_DIR = Path(__file__).with_name("child")
 WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")
+POLL_SECONDS = 0.2     # how often memory is checked when no cgroup limits it
+KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
 
 
 @dataclass(frozen=True)
@@ -39,17 +49,35 @@ class Limits:
     output_bytes: int
     file_bytes: int
     open_files: int
+    cpu_seconds: float         # CPU time of one child process, all its calls together (RLIMIT_CPU)
+    address_space_mb: int      # RLIMIT_AS: a generous backstop (torch reserves ~0.7 GB it never uses)
+    flood_bytes: int           # printing more than this stops the child
+    tmp_mb: int                # size of the private /tmp (and of /dev/shm) under bubblewrap
 
 
 class ChildFailure(Exception):
-    """The child stopped answering: timeout, crash, exit, or a broken channel. `str()` is a plain sentence."""
+    """The child stopped answering. `str()` is a plain sentence; `kind` one of the words above."""
+
+    def __init__(self, message: str, kind: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class SandboxError(Exception):
+    """The sandbox itself could not start: a problem of the grader's machine, not of the submission."""
+
+
+def isolation_report() -> str:
+    """The isolation this machine gives a child, in one line (shown in every report)."""
+    return isolation.detect().describe()
 
 
 class CappedBuffer:
-    """Collects a stream's bytes up to a cap, counting (not keeping) the rest."""
+    """Collects a stream's bytes up to a cap, counting (not keeping) the rest; calls `on_flood` once past `flood`."""
 
-    def __init__(self, cap: int):
+    def __init__(self, cap: int, flood: int | None = None, on_flood=None):
         self.cap, self.data, self.dropped = cap, bytearray(), 0
+        self.flood, self.on_flood, self.total = flood, on_flood, 0
         self.lock = threading.Lock()
 
     def drain(self, stream) -> None:
@@ -58,6 +86,11 @@ class CappedBuffer:
                 room = self.cap - len(self.data)
                 self.data += chunk[:room]
                 self.dropped += max(0, len(chunk) - room)
+                self.total += len(chunk)
+                flooded = self.flood is not None and self.total > self.flood
+            if flooded and self.on_flood is not None:
+                self.on_flood()
+                self.on_flood = None
 
     def text(self) -> str:
         with self.lock:
@@ -65,100 +98,277 @@ class CappedBuffer:
             return out + (f"\n[... {self.dropped} more bytes of output cut]" if self.dropped else "")
 
 
-def _limit_resources(limits: Limits) -> None:
-    """Runs in the child before exec: rlimits that hold for the child and everything it starts."""
-    mem = limits.memory_mb << 20
-    for rlim, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, limits.file_bytes),
-                        (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_AS, 4 * mem)):
-        resource.setrlimit(rlim, (value, value))
-    if os.getuid() != 0:  # for root RLIMIT_NPROC is not enforced; the hardened sandbox handles that case
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+def copy_submission(source: Path, target: Path, max_bytes: int) -> None:
+    """Copy the submission without following a link (a link to the reference must not be graded)."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ChildFailure(f"rlhf.py cannot be read ({exc.strerror}; links are not followed)", "exit") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ChildFailure("rlhf.py is not a regular file", "exit")
+        if info.st_size > max_bytes:
+            raise ChildFailure(f"rlhf.py is too large ({info.st_size} bytes)", "exit")
+        target.write_bytes(f.read(max_bytes))
+    target.chmod(0o644)
 
 
 class Child:
     """One running worker with one submission imported."""
 
-    def __init__(self, submission: Path, limits: Limits):
-        self.limits = limits
-        self.home = Path(tempfile.mkdtemp(prefix="lab12-child-"))
+    def __init__(self, submission: Path, limits: Limits, iso: isolation.Isolation | None = None):
+        self.limits, self.iso = limits, iso or isolation.detect()
+        self.isolation = self.iso.describe()
+        self._reason: str | None = None
+        self.uid: int | None = None
+        self._to_child = self._from_child = -1
+        self.home = Path(tempfile.mkdtemp(prefix="lab12-child-")).resolve()
+        self.leaf: isolation.CgroupLeaf | None = None
+        try:
+            self._start(Path(submission))
+        except BaseException:
+            self.kill()
+            raise
+        deadline = time.monotonic() + limits.import_seconds
+        try:  # nothing of the submission has run yet: a failure here is the machine's, not the student's
+            self._send(wire.encode(self._setup()), deadline, "starting the sandbox", limits.import_seconds)
+            ready = self._receive(deadline, limits.import_seconds, "starting the sandbox")
+        except ChildFailure as exc:
+            raise SandboxError(f"the sandbox did not start: {exc}") from None
+        if not ready.get("ready"):
+            self.kill()
+            raise SandboxError(f"the sandbox could not confine the child: {ready.get('error')}")
+        self.hello = self._receive(deadline, limits.import_seconds, "importing rlhf.py")
+
+    def _start(self, submission: Path) -> None:
+        self.home.chmod(0o755)  # the child's own uid reads it
         for name in ("worker.py", "wire.py"):
             shutil.copy(CHILD_DIR / name, self.home / name)
-        world = self.home / "world"
-        world.mkdir()
+        (self.home / "world").mkdir(mode=0o755)
         for name in WORLD_FILES:
-            shutil.copy(ASSIGNMENT / name, world / name)
-        sub = self.home / "submission"
-        sub.mkdir()
-        shutil.copy(submission, sub / "rlhf.py")
+            shutil.copy(ASSIGNMENT / name, self.home / "world" / name)
+        (self.home / "submission").mkdir(mode=0o755)
+        sub = self.home / "submission" / "rlhf.py"
+        copy_submission(submission, sub, self.limits.file_bytes)
+        for path in self.home.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        if self.iso.cgroup is not None:
+            self.leaf = isolation.CgroupLeaf(self.iso.cgroup, self.limits.memory_mb << 20, self.limits.processes)
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(self.home / "worker.py"), str(sub / "rlhf.py"), str(world),
-             str(to_child_r), str(from_child_w)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(to_child_r, from_child_w), cwd=self.home, env=env, start_new_session=True,
-            preexec_fn=lambda: _limit_resources(limits))
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self.output = CappedBuffer(limits.output_bytes)
+        passed = [to_child_r, from_child_w]
+        seccomp_fd = None
+        if self.iso.bwrap and self.iso.seccomp:
+            seccomp_fd, w = os.pipe()  # a ~400-byte program: fits the pipe's buffer, no writer thread needed
+            os.write(w, self.iso.seccomp)
+            os.close(w)
+            passed.append(seccomp_fd)
+        inner = [sys.executable, "-I", str(self.home / "worker.py"), str(sub), str(self.home / "world"),
+                 str(to_child_r), str(from_child_w)]
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp" if self.iso.bwrap else str(self.home),
+               "LANG": "C.UTF-8", "LAB12_CHILD": str(self.home), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+        leaf = self.leaf
+        try:
+            self.proc = subprocess.Popen(
+                self.iso.command(self.home, inner, seccomp_fd, self.limits.tmp_mb << 20),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=passed,
+                cwd=self.home, env=env, start_new_session=True,
+                preexec_fn=leaf.enter if leaf is not None else None)
+        finally:
+            for fd in passed:
+                os.close(fd)
+        os.set_blocking(self._to_child, False)
+        self.output = CappedBuffer(self.limits.output_bytes, self.limits.flood_bytes, lambda: self._stop("flood"))
         self._drainer = threading.Thread(target=self.output.drain, args=(self.proc.stdout,), daemon=True)
         self._drainer.start()
-        self.hello = self._receive(limits.import_seconds, "importing rlhf.py")
+        self.uid = isolation.UID_BASE + self.proc.pid if self.iso.own_uid else None
 
+    def _setup(self) -> dict:
+        """What the worker applies to itself before it imports the submission (see worker.confine)."""
+        lim = self.limits
+        rlimits = {"RLIMIT_CORE": [0, 0], "RLIMIT_FSIZE": [lim.file_bytes] * 2, "RLIMIT_NOFILE": [lim.open_files] * 2,
+                   "RLIMIT_AS": [lim.address_space_mb << 20] * 2,
+                   "RLIMIT_CPU": [int(lim.cpu_seconds), int(lim.cpu_seconds) + 1]}  # SIGXCPU, then SIGKILL
+        program = list(self.iso.seccomp) if self.iso.seccomp and not self.iso.bwrap else None
+        return {"op": "setup", "uid": self.uid, "rlimits": rlimits, "processes": lim.processes, "seccomp": program}
+
+    # ------------------------------------------------------------------ talking to the child
     def request(self, message: dict, timeout: float | None = None, what: str = "the call") -> dict:
-        try:
-            wire.write_frame(self._to_child, message)
-        except (BrokenPipeError, OSError):
-            raise ChildFailure(self._death_sentence(what)) from None
-        return self._receive(timeout or self.limits.call_seconds, what)
-
-    def _receive(self, timeout: float, what: str) -> dict:
+        timeout = timeout or self.limits.call_seconds
         deadline = time.monotonic() + timeout
+        self._send(wire.encode(message), deadline, what, timeout)
+        return self._receive(deadline, timeout, what)
+
+    def _send(self, data: bytes, deadline: float, what: str, timeout: float | None = None) -> None:
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self._to_child], [], left)[1]:
+                self._timeout(what, timeout or self.limits.import_seconds)
+            try:
+                view = view[os.write(self._to_child, view):]
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise ChildFailure(*self._death(what)) from None
+
+    def _receive(self, deadline: float, timeout: float, what: str) -> dict:
         while True:
-            ready, _, _ = select.select([self._from_child], [], [], max(0.0, deadline - time.monotonic()))
-            if ready:
+            left = deadline - time.monotonic()
+            if select.select([self._from_child], [], [], max(0.0, min(left, POLL_SECONDS)))[0]:
                 break
-            if time.monotonic() >= deadline:
-                self.kill()
-                raise ChildFailure(f"{what} did not finish within {timeout:g} s (time limit) and was stopped")
+            if self.leaf is None and self._resident_mb() > self.limits.memory_mb:
+                self._stop("memory")
+            elif left <= 0:
+                self._timeout(what, timeout)
         try:
-            return wire.read_frame(self._from_child)
+            message = wire.read_frame(self._from_child, deadline)
+        except TimeoutError:
+            self._timeout(what, timeout)
         except EOFError:
-            raise ChildFailure(self._death_sentence(what)) from None
+            raise ChildFailure(*self._death(what)) from None
         except wire.WireError as exc:
             self.kill()
-            raise ChildFailure(f"{what} sent an unreadable answer ({exc})") from None
+            raise ChildFailure(f"{what} sent an unreadable answer ({exc})", "protocol") from None
+        if not isinstance(message, dict):
+            self.kill()
+            raise ChildFailure(f"{what} sent a malformed answer", "protocol")
+        return message
 
-    def _death_sentence(self, what: str) -> str:
+    def _timeout(self, what: str, timeout: float):
+        self._stop("time")
+        self.kill()
+        raise ChildFailure(f"{what} did not finish within {timeout:g} s (time limit) and was stopped", "time")
+
+    def _death(self, what: str) -> tuple[str, str]:
+        """Why the channel closed, as (sentence, kind)."""
         try:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self.kill()
-            return f"the submission closed its channel during {what}"
+            code = None
+        oom = self.leaf is not None and self.leaf.oom_kills() > 0
         self.kill()
         printed = self.output.text().strip().splitlines()
         last = f" (last output: {printed[-1][:200]})" if printed else ""
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-            hint = " (out of memory?)" if -code == signal.SIGKILL else ""
-            return f"the submission crashed with signal {-code} ({name}){hint} during {what}{last}"
-        return f"the submission exited with code {code} during {what}{last}"
+        lim = self.limits
+        if self._reason == "memory" or oom:
+            return f"the submission ran out of memory (limit {lim.memory_mb} MB) during {what} and was stopped", "memory"
+        if self._reason == "flood":
+            return (f"the submission printed more than {lim.flood_bytes >> 20} MB of output during {what} "
+                    "and was stopped"), "flood"
+        if code is None:
+            return f"the submission closed its channel during {what}", "exit"
+        signum = -code if code < 0 else code - 128 if self.iso.bwrap and code > 128 else 0  # bwrap: 128 + signal
+        if signum in (signal.SIGXCPU,):
+            return f"the submission used more than {lim.cpu_seconds:g} s of CPU time during {what}", "cpu"
+        if signum in signal.Signals._value2member_map_:
+            hint = " (out of memory or CPU time?)" if signum == signal.SIGKILL else ""
+            return (f"the submission crashed with signal {signum} ({signal.Signals(signum).name}){hint} "
+                    f"during {what}{last}"), "signal"
+        return f"the submission exited with code {code} during {what}{last}", "exit"
+
+    # ------------------------------------------------------------------ processes
+    def _tree(self) -> list[int]:
+        """The child's process tree (pids as the judge sees them), through /proc/PID/task/TID/children."""
+        found, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            try:
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{tid}/children") as f:
+                        todo += [int(c) for c in f.read().split()]
+            except OSError:
+                continue
+        return found
+
+    def _resident_mb(self) -> float:
+        total = 0
+        for pid in self._tree():
+            try:
+                with open(f"/proc/{pid}/statm") as f:
+                    total += int(f.read().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+        return total * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    def members(self) -> set[int]:
+        """Every live process of this child: its tree, its uid, or anything naming its folder."""
+        found = set(self._tree()) if getattr(self, "proc", None) else set()
+        mark = str(self.home).encode()
+        for name in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if self.uid is not None and _uids(int(name)) & {self.uid}:
+                    found.add(int(name))
+                    continue
+                for part in ("cmdline", "environ"):
+                    with open(f"/proc/{name}/{part}", "rb") as f:
+                        if mark in f.read():
+                            found.add(int(name))
+                            break
+            except OSError:
+                continue
+        found.discard(os.getpid())
+        return {pid for pid in found if _alive(pid)}
+
+    def _stop(self, reason: str | None) -> None:
+        """Kill everything the child started (first reason wins); collecting is kill()'s job."""
+        if reason and not self._reason:
+            self._reason = reason
+        if self.leaf is not None:
+            self.leaf.kill()
+        proc = getattr(self, "proc", None)
+        if proc is not None:
+            try:  # the group outlives the leader when it left children behind: always kill it
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def kill(self) -> None:
-        """Kill the child's whole process group, collect its last output, remove its folder."""
-        try:  # the group outlives the leader when it left children behind: always kill it
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        self._drainer.join(timeout=1)
+        """Kill every process of the child, collect its last output, remove its folder and cgroup."""
+        self._stop(None)
+        deadline = time.monotonic() + KILL_SECONDS
+        proc = getattr(self, "proc", None)
+        while True:
+            if proc is not None and proc.poll() is None:
+                try:
+                    proc.wait(timeout=0.05)
+                except subprocess.TimeoutExpired:
+                    pass
+            left = self.members() if time.monotonic() < deadline else set()
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.01)
+        if proc is not None:
+            self._drainer.join(timeout=1)
         for fd in (self._to_child, self._from_child):
             if fd >= 0:
                 os.close(fd)
         self._to_child = self._from_child = -1
+        if self.leaf is not None:
+            self.leaf.remove()
+            self.leaf = None
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _uids(pid: int) -> set[int]:
+    """Real, effective, saved and file-system uid of a process."""
+    with open(f"/proc/{pid}/status", "rb") as f:
+        line = next(line for line in f if line.startswith(b"Uid:"))
+    return {int(x) for x in line.split()[1:]}
+
+
+def _alive(pid: int) -> bool:
+    """True for a process that exists and is not a zombie waiting to be collected."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False

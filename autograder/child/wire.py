@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import select
 import struct
+import time
 
 import torch
 
@@ -58,9 +60,11 @@ def encode(message: dict) -> bytes:
     return MAGIC + struct.pack(">I", len(raw)) + raw + b"".join(payloads)
 
 
-def _read_exactly(fd: int, n: int) -> bytes:
+def _read_exactly(fd: int, n: int, deadline: float | None = None) -> bytes:
     chunks, got = [], 0
     while got < n:
+        if deadline is not None and not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            raise TimeoutError("the other side did not send a whole frame in time")
         chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
             raise EOFError("the other side closed the channel")
@@ -69,23 +73,25 @@ def _read_exactly(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame(fd: int) -> dict:
-    """Read and decode one frame from a file descriptor (blocking)."""
-    head = _read_exactly(fd, 8)
+def read_frame(fd: int, deadline: float | None = None) -> dict:
+    """Read and decode one frame from a file descriptor (blocking; TimeoutError after `deadline`, monotonic)."""
+    head = _read_exactly(fd, 8, deadline)
     if head[:4] != MAGIC:
         raise WireError("bad frame header")
     (length,) = struct.unpack(">I", head[4:])
     if length > MAX_JSON:
         raise WireError(f"frame of {length} bytes of JSON is over the limit")
     try:
-        body = json.loads(_read_exactly(fd, length))
+        body = json.loads(_read_exactly(fd, length, deadline))
         metas = body.pop("tensors")
+        if not isinstance(metas, list):
+            raise TypeError("tensors is not a list")
     except (ValueError, KeyError, AttributeError, TypeError, RecursionError) as e:
         raise WireError(f"unreadable frame: {e}") from None
     sizes = [_nbytes(m) for m in metas]
     if sum(sizes) > MAX_TENSOR_BYTES:
         raise WireError(f"tensors of {sum(sizes)} bytes in one message are over the limit")
-    tensors = [_tensor(m, _read_exactly(fd, n)) for m, n in zip(metas, sizes)]
+    tensors = [_tensor(m, _read_exactly(fd, n, deadline)) for m, n in zip(metas, sizes)]
     return _unpack(body, tensors)
 
 

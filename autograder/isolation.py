@@ -1,0 +1,230 @@
+"""What this machine offers to isolate the sandboxed child, and the command that starts it with all of it.
+
+    iso = isolation.detect()           # probed once per judge process (one bubblewrap start, ~20 ms)
+    iso.describe()                     # "bubblewrap + own uid + seccomp + rlimits + memory polled (no cgroup)"
+    argv = iso.command(home, [python, "-I", worker, ...], seccomp_fd, tmp_bytes)
+
+Layers, each used when available and named in the report when missing:
+  bubblewrap   fresh user/pid/net/ipc/uts/mount namespaces; a read-only view of /usr, the interpreter
+               (sys.base_prefix), the installed packages (sys.prefix) and the child's folder; a private
+               size-capped /tmp and /dev/shm; dies with the judge. Anything of the grader that lies
+               inside a bound folder (the repository, the installed `autograder` package) is covered.
+  own uid      when the judge is root, the worker drops to a uid of its own (UID_BASE + the pid of the
+               process that started it), with no supplementary groups: it can signal, ptrace or count
+               as no other process, and the whole uid is killed at the end.
+  seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts refused).
+  cgroup v2    memory.max, memory.swap.max and pids.max for the child's leaf; used when a delegated
+               folder is found: $LAB12_CGROUP, <cgroup2 mount>/lab12 (scripts/setup.sh makes it as
+               root) or the judge's own cgroup, whichever has memory and pids in cgroup.subtree_control.
+               Without it memory is polled (resident set of the child's process tree, every 0.2 s).
+LAB12_SANDBOX=rlimits forces the weakest level (tests of degradation); LAB12_SANDBOX=bwrap makes a
+missing bubblewrap an error (CI and Gradescope set-up must not degrade silently).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from autograder import paths, seccomp
+
+UID_BASE = 2_100_000_000   # child uids: UID_BASE + a pid (< 2**22), far above any system or subuid range
+CGROUP_MOUNTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
+HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlinks into /usr, or folders
+
+
+class IsolationError(Exception):
+    """LAB12_SANDBOX asks for a level this machine cannot give."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    bwrap: str | None = None           # path of a bubblewrap that passed the probe
+    own_uid: bool = False              # the judge is root: the child gets a uid of its own
+    seccomp: bytes | None = None       # the BPF program (None: this architecture is not covered)
+    cgroup: Path | None = None         # a delegated cgroup v2 folder with memory and pids controllers
+    notes: tuple[str, ...] = field(default=())  # why a layer is missing
+
+    def describe(self) -> str:
+        """One line for reports, e.g. "bubblewrap + own uid + seccomp + rlimits + cgroup memory limit"."""
+        layers = ["bubblewrap" if self.bwrap else "no bubblewrap (the child sees the grader's files and network)",
+                  "own uid" if self.own_uid else "same uid as the grader"]
+        layers.append("seccomp" if self.seccomp else "no seccomp")
+        layers.append("rlimits")
+        layers.append("cgroup memory limit" if self.cgroup else "memory polled (no cgroup)")
+        return " + ".join(layers)
+
+    def command(self, home: Path, inner: list[str], seccomp_fd: int | None, tmp_bytes: int) -> list[str]:
+        """argv that runs `inner` (the worker) in the sandbox; `home` is bound read-only at its own path."""
+        if not self.bwrap:
+            return inner
+        argv = [self.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session"]
+        if os.geteuid() == 0:  # privileged bwrap, no user namespace; the worker drops to its own uid
+            argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        else:
+            argv += ["--unshare-user", "--disable-userns"]
+        for link in HOST_LINKS:
+            if os.path.islink(link):
+                argv += ["--symlink", os.readlink(link), link]
+            elif os.path.isdir(link):
+                argv += ["--ro-bind", link, link]
+        argv += ["--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+                 "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
+        binds = _view_roots() + [home.resolve()]
+        made = {Path("/"), Path("/tmp"), Path("/usr")}
+        for root in binds:
+            for parent in reversed(root.parents):
+                if parent not in made and not any(parent.is_relative_to(b) for b in binds if b != root):
+                    argv += ["--perms", "0755", "--dir", str(parent)]
+                    made.add(parent)
+            argv += ["--ro-bind", str(root), str(root)]
+        for secret in _secrets():
+            if any(secret.is_relative_to(b) for b in binds):
+                argv += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
+        if seccomp_fd is not None:
+            argv += ["--seccomp", str(seccomp_fd)]
+        return argv + ["--chdir", "/tmp", "--", *inner]
+
+
+def _view_roots() -> list[Path]:
+    """The interpreter and its packages, outside /usr, without nested duplicates."""
+    roots = []
+    for p in sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
+                     Path(sys.executable).resolve().parent.parent}):
+        if not p.is_relative_to("/usr") and not any(p.is_relative_to(r) for r in roots):
+            roots.append(p)
+    return roots
+
+
+def _secrets() -> list[Path]:
+    """What of the grader must stay invisible even when it lies inside a bound folder."""
+    package = Path(__file__).resolve().parent
+    return [p for p in {paths.ROOT.resolve(), package, paths.SOLUTIONS.resolve(), paths.GRADING_YAML.resolve()}
+            if p.exists() and p != Path("/")]
+
+
+# ---------------------------------------------------------------------------------- detection
+@functools.lru_cache(maxsize=1)
+def detect() -> Isolation:
+    """Probe the machine once: which layers work here."""
+    wanted = os.environ.get("LAB12_SANDBOX", "auto")
+    notes = []
+    program = seccomp.program()
+    if program is None:
+        notes.append(f"no seccomp filter for {seccomp.machine()}")
+    iso = Isolation(own_uid=os.geteuid() == 0, seccomp=program, cgroup=find_cgroup())
+    if iso.cgroup is None:
+        notes.append("no delegated cgroup v2 with memory and pids controllers")
+    if wanted != "rlimits":
+        found = shutil.which("bwrap")
+        problem = _probe(replace(iso, bwrap=found)) if found else "bubblewrap is not installed"
+        if problem is None:
+            iso = replace(iso, bwrap=found)
+        elif wanted == "bwrap":
+            raise IsolationError(f"LAB12_SANDBOX=bwrap but {problem}")
+        else:
+            notes.append(problem)
+    return replace(iso, notes=tuple(notes))
+
+
+def _probe(iso: Isolation) -> str | None:
+    """Start the real sandbox once with a trivial program; None when it works, else what went wrong."""
+    home = Path(tempfile.gettempdir()) / f"lab12-probe-{uuid.uuid4().hex[:8]}"
+    home.mkdir(mode=0o755)
+    try:
+        argv = iso.command(home, [sys.executable, "-I", "-S", "-c", ""], None, 1 << 20)
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+                              env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap does not start ({exc})"
+    finally:
+        home.rmdir()
+    if done.returncode != 0:
+        last = (done.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+        return f"bubblewrap does not work here ({last[:200]})"
+    return None
+
+
+def find_cgroup() -> Path | None:
+    """A cgroup v2 folder we may create children in, with memory and pids enabled for them."""
+    mount = next((m for m in CGROUP_MOUNTS if (m / "cgroup.controllers").is_file()), None)
+    if mount is None:
+        return None
+    own = ""
+    try:
+        own = next(line[3:].strip() for line in Path("/proc/self/cgroup").read_text().splitlines()
+                   if line.startswith("0::"))
+    except (OSError, StopIteration):
+        pass
+    candidates = [Path(os.environ["LAB12_CGROUP"])] if os.environ.get("LAB12_CGROUP") else []
+    candidates += [mount / "lab12", mount / own.lstrip("/")]
+    for folder in candidates:
+        try:
+            enabled = set((folder / "cgroup.subtree_control").read_text().split())
+        except OSError:
+            continue
+        if {"memory", "pids"} <= enabled and os.access(folder, os.W_OK):
+            return folder
+    return None
+
+
+class CgroupLeaf:
+    """The child's own cgroup under a delegated folder: memory and process limits, OOM count, kill-all."""
+
+    def __init__(self, parent: Path, memory_bytes: int, processes: int):
+        self.path = parent / f"lab12-{uuid.uuid4().hex[:12]}"
+        self.path.mkdir()
+        for name, value in (("memory.max", memory_bytes), ("memory.swap.max", 0), ("pids.max", processes)):
+            if (self.path / name).exists():
+                (self.path / name).write_text(str(value))
+        self._procs = os.open(self.path / "cgroup.procs", os.O_WRONLY)
+
+    def enter(self) -> None:
+        """Runs in the forked child before exec (no allocation-heavy Python): move it into the leaf."""
+        os.write(self._procs, b"0")
+
+    def oom_kills(self) -> int:
+        try:
+            events = dict(line.split() for line in (self.path / "memory.events").read_text().splitlines())
+            return int(events.get("oom_kill", 0))
+        except (OSError, ValueError):
+            return 0
+
+    def kill(self) -> None:
+        """SIGKILL every process in the leaf (cgroup.kill where the kernel has it, >= 5.14)."""
+        try:
+            if (self.path / "cgroup.kill").exists():
+                (self.path / "cgroup.kill").write_text("1")
+                return
+            for pid in (self.path / "cgroup.procs").read_text().split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        except OSError:
+            pass
+
+    def remove(self) -> None:
+        """Kill what is left and delete the leaf (the kernel empties it within moments)."""
+        os.close(self._procs)
+        deadline = time.monotonic() + 2
+        while True:
+            self.kill()
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.01)
