@@ -1,0 +1,104 @@
+"""Hidden checks of bradley_terry_loss and ranking_loss: against the reference and the all-pairs mean."""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+from hypothesis import strategies as st
+
+from autograder.checks import Context, check
+from autograder.checks.hidden.strategies import DTYPES, floats
+from autograder.checks.public.rm_loss import BT_NAMES, RANKING_NAMES, bt, expect_grads
+from autograder.checks.tools import call, for_all
+
+
+@st.composite
+def preference_pairs(draw) -> tuple[torch.Tensor, torch.Tensor]:
+    """(r_better, r_worse), each (P,) with P in 1..16, small to huge gaps, never an exact tie.
+
+    Ties are left out because at a gap of exactly 0 a stable formula built from abs/relu has a
+    one-sided gradient, which is correct almost everywhere (the known-values check covers ties).
+    """
+    P = draw(st.integers(1, 16))
+    dtype = draw(st.sampled_from(DTYPES))
+    scale = draw(st.sampled_from((4.0, 40.0, 300.0)))
+    pair = st.tuples(floats(-scale, scale, width=32), floats(-scale, scale, width=32)).filter(lambda p: p[0] != p[1])
+    pairs = draw(st.lists(pair, min_size=P, max_size=P))
+    return (torch.tensor([p[0] for p in pairs], dtype=dtype), torch.tensor([p[1] for p in pairs], dtype=dtype))
+
+
+@st.composite
+def rankings(draw, max_n: int = 8, min_k: int = 2, max_k: int = 6) -> tuple[torch.Tensor, torch.Tensor]:
+    """(rewards (N, K) with distinct entries in each row, ranking (N, K) long: a permutation per row)."""
+    N = draw(st.integers(1, max_n))
+    K = draw(st.integers(min_k, max_k))
+    dtype = draw(st.sampled_from(DTYPES))
+    row = st.lists(floats(-10.0, 10.0, width=32), min_size=K, max_size=K, unique=True)
+    rewards = torch.tensor(draw(st.lists(row, min_size=N, max_size=N)), dtype=dtype)
+    ranking = torch.tensor(draw(st.lists(st.permutations(range(K)), min_size=N, max_size=N)), dtype=torch.long)
+    return rewards, ranking
+
+
+def _reference(fn, *args: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The reference's loss and its gradients in float64, for float inputs (others passed through)."""
+    inputs = [a.double().requires_grad_() if a.is_floating_point() else a for a in args]
+    loss = fn(*inputs)
+    grads = torch.autograd.grad(loss, [a for a in inputs if a.requires_grad])
+    return loss.detach(), list(grads)
+
+
+def _all_pairs_mean(rewards: torch.Tensor, ranking: torch.Tensor) -> torch.Tensor:
+    """The mean over prompts n and pairs i < j of -log sigmoid(rewards[n, ranking[n, i]] - rewards[n, ranking[n, j]])."""
+    r = rewards.double()
+    terms = [-torch.nn.functional.logsigmoid(r[n, ranking[n, i]] - r[n, ranking[n, j]])
+             for n in range(r.shape[0]) for i, j in itertools.combinations(range(r.shape[1]), 2)]
+    return torch.stack(terms).mean()
+
+
+@check("rm_loss.bt_matches_reference",
+       "bradley_terry_loss and its gradients match the reference (1-16 pairs, gaps up to 600, float32/64)",
+       functions=("bradley_terry_loss",))
+def bt_matches_reference(ctx: Context) -> None:
+    def body(case):
+        r_better, r_worse = case
+        answer = bt(ctx, r_better, r_worse, grad=(0, 1))
+        loss, grads = _reference(ctx.ref.bradley_terry_loss, r_better, r_worse)
+        answer.expect_close(ctx, answer.value, loss.to(r_better.dtype), "the loss differs from the reference")
+        for got, expected, name in zip(expect_grads(answer, BT_NAMES), grads, BT_NAMES):
+            answer.expect_close(ctx, got, expected.to(r_better.dtype),
+                                f"the gradient with respect to {name} differs from the reference")
+    for_all(ctx, preference_pairs(), body)
+
+
+@check("rm_loss.ranking_matches_reference",
+       "ranking_loss and its gradient match the reference (N 1-8 prompts, K 2-6 responses, float32/64)",
+       functions=("ranking_loss",))
+def ranking_matches_reference(ctx: Context) -> None:
+    def body(case):
+        rewards, ranking = case
+        answer = call(ctx, "ranking_loss", rewards, ranking, grad=(0,), names=RANKING_NAMES, shape=())
+        loss, (grad,) = _reference(ctx.ref.ranking_loss, rewards, ranking)
+        answer.expect_close(ctx, answer.value, loss.to(rewards.dtype), "the loss differs from the reference")
+        (got,) = expect_grads(answer, RANKING_NAMES[:1])
+        answer.expect_close(ctx, got, grad.to(rewards.dtype),
+                            "the gradient with respect to rewards differs from the reference")
+    for_all(ctx, rankings(), body)
+
+
+@check("rm_loss.ranking_pairs_mean",
+       "ranking_loss is the mean over all ranked pairs (not a sum, not only some pairs)",
+       functions=("ranking_loss",))
+def ranking_pairs_mean(ctx: Context) -> None:
+    def body(case):
+        rewards, ranking = case
+        answer = call(ctx, "ranking_loss", rewards, ranking, names=RANKING_NAMES, shape=())
+        answer.expect_close(ctx, answer.value, _all_pairs_mean(rewards, ranking).to(rewards.dtype),
+                            "the loss should be the mean of -log sigmoid(r_a - r_b) over ALL K(K-1)/2 pairs "
+                            "(a ranked above b) of every prompt")
+        twice = call(ctx, "ranking_loss", torch.cat([rewards, rewards]), torch.cat([ranking, ranking]),
+                     names=RANKING_NAMES, shape=())
+        twice.expect_close(ctx, twice.value, answer.value,
+                           "listing every prompt twice changed the loss (expected: the loss of the prompts "
+                           "listed once): average over pairs and prompts, do not sum")
+    for_all(ctx, rankings(max_n=4), body)
