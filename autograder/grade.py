@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import importlib.util
 import multiprocessing
+import sys
 import time
+import traceback
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+
+import hypothesis.errors
 
 from autograder import checks, config as config_mod
 from autograder.checks import CheckFailed, Context
@@ -156,7 +160,12 @@ def run_lane(path: Path, test_ids: list[str], started: float,
             t0 = time.monotonic()
             if test_id.startswith("e2e."):
                 from autograder import e2e  # trains models: imported only when an e2e test runs
-                result = e2e.run(test_id, cfg, sub, reference)
+                try:
+                    result = e2e.run(test_id, cfg, sub, reference)
+                except Exception as exc:  # noqa: BLE001 - a grader bug costs this test, never the grade
+                    traceback.print_exc(file=sys.stderr)
+                    result = _result(test_id, registry, cfg, spec, message=f"internal grader error in this "
+                                     f"test ({type(exc).__name__}); please report it")
                 result.max_score, result.visibility = spec.points, spec.visibility
                 result.score = spec.points if result.passed else 0.0
             else:
@@ -190,6 +199,12 @@ def run_check(check: checks.Check, cfg: config_mod.Config, spec, sub: RemoteSubm
         result.diagnosis = diagnose(check.part, failure, reference)
     except SubmissionError as exc:
         result.message = str(exc)
+    except hypothesis.errors.Flaky:
+        result.message = ("your function gave different answers to the same input "
+                          "(does it use randomness or global state?)")
+    except Exception as exc:  # noqa: BLE001 - a grader bug costs this test, never the whole grade
+        result.message = f"internal grader error in this test ({type(exc).__name__}); please report it"
+        traceback.print_exc(file=sys.stderr)
     else:
         result.score = spec.points
     return result
