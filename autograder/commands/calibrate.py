@@ -65,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
         print("\n" + format_outcomes(outcomes))
     if args.raw:
         args.raw.write_text(json.dumps([{"test": r.test, "seed_index": r.index, "entry": r.entry,
-                                         "metrics": r.metrics, "message": r.message} for r in runs], indent=1))
+                                         "metrics": r.metrics, "message": r.message, "history": r.band} for r in runs]))
     if not args.no_write:
         band = cal.reference_band(runs)
         if band:

@@ -53,8 +53,20 @@ def apply_overrides(e2e: dict, overrides: list[str]) -> dict:
             node = node[key]
         if leaf not in node:
             raise KeyError(f"--set {item}: {path} is not a key of grading.yaml's e2e section")
-        node[leaf] = yaml.safe_load(value)
+        node[leaf] = _number_or_yaml(value)
     return e2e
+
+
+def _number_or_yaml(text: str):
+    """`4e-4` is a string to YAML 1.1 (it wants `4.0e-4`): read numbers first."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return yaml.safe_load(text)
 
 
 def seeded(spec: dict, index: int) -> dict:

@@ -1,0 +1,94 @@
+"""`validate [--parts ...] [--e2e]`: grade the reference, the starter and the mistake bank; exit 1 on any miss."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HELP = "check the grader against the mistake bank: every mistake caught in its own part, variants at full marks"
+E2E_OUTCOMES = Path(__file__).resolve().parent.parent / "data" / "e2e_mistakes.json"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--parts", default="", help="comma-separated parts to validate (default: all)")
+    parser.add_argument("--workers", type=int, default=2, help="grades run in parallel")
+    parser.add_argument("--own-part-only", action="store_true",
+                        help="grade each bank entry on its own part only (faster; skips 'nowhere else')")
+    parser.add_argument("--e2e", action="store_true",
+                        help="also run the e2e tests for the reference and for the mistakes that calibration "
+                             "found to fail e2e tests (autograder/data/e2e_mistakes.json); slow")
+    parser.add_argument("--verbose", action="store_true", help="print every subject's tests")
+
+
+def main(args: argparse.Namespace) -> int:
+    from autograder import config
+    from autograder.validity import validation as val
+
+    cfg = config.load()
+    check_parts = list(cfg.parts)
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()] or check_parts
+    unknown = set(parts) - set(check_parts)
+    if unknown:
+        print(f"unknown parts: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    e2e_outcomes = None
+    if args.e2e:
+        e2e_outcomes = json.loads(E2E_OUTCOMES.read_text()) if E2E_OUTCOMES.is_file() else {}
+    subjects = val.subjects_for(parts, check_parts, args.own_part_only, e2e_outcomes)
+    started = time.monotonic()
+    print(f"validating {', '.join(parts)}: {len(subjects)} submissions on {args.workers} workers")
+
+    def progress(outcome):
+        v = val.judge(outcome)
+        mark = "ok  " if not v.problems else "MISS"
+        print(f"  {mark} {outcome.subject.label:40} {outcome.seconds:5.1f} s", flush=True)
+        if args.verbose:
+            for t in outcome.tests:
+                print(f"         {t.id:40} {t.score:g}/{t.max_score:g} {t.diagnosis}")
+
+    outcomes = val.grade_subjects(subjects, args.workers, progress)
+    verdicts = [val.judge(o) for o in outcomes]
+    wall = time.monotonic() - started
+    print()
+    print(format_table(parts, verdicts))
+    problems = [(v.subject.label, p) for v in verdicts for p in v.problems]
+    undiagnosed = [v.subject.label for v in verdicts if v.caught and not v.named]
+    misnamed = [(v.subject.label, n) for v in verdicts for n in v.misnamed]
+    if undiagnosed:
+        print(f"\ncaught but not named by the diagnosis ({len(undiagnosed)}): {', '.join(undiagnosed)}")
+    for label, other in misnamed:
+        print(f"  {label}: a failed check's diagnosis names {other}")
+    graded = sum(o.seconds for o in outcomes)
+    print(f"\nvalidate took {wall:.0f} s wall ({graded:.0f} s of grading on {args.workers} workers)")
+    if problems:
+        print(f"\n{len(problems)} miss(es):", file=sys.stderr)
+        for label, p in problems:
+            print(f"  {label}: {p}", file=sys.stderr)
+        return 1
+    print("every expectation holds")
+    return 0
+
+
+def format_table(parts: list[str], verdicts) -> str:
+    head = f"{'part':10} {'mistakes caught':>16} {'mutation score':>15} {'variants full':>14} {'diagnosed':>10}"
+    lines = [head, "-" * len(head)]
+    for part in parts:
+        mine = [v for v in verdicts if v.subject.part == part]
+        mistakes = [v for v in mine if v.subject.kind == "mistake"]
+        variants = [v for v in mine if v.subject.kind == "variant"]
+        caught = [v for v in mistakes if v.caught and not v.problems]
+        score = f"{100 * len(caught) / len(mistakes):.0f}%" if mistakes else "-"
+        named = sum(v.named for v in mistakes if v.caught)
+        lines.append(f"{part:10} {len(caught):>10}/{len(mistakes):<5} {score:>15} "
+                     f"{sum(not v.problems for v in variants):>8}/{len(variants):<5} "
+                     f"{named:>5}/{sum(v.caught for v in mistakes):<4}")
+    for label in ("reference", "starter"):
+        v = next((v for v in verdicts if v.subject.label == label), None)
+        if v is not None:
+            expected = "full marks" if label == "reference" else "zero"
+            lines.append(f"{label:10} {'as expected (' + expected + ')' if not v.problems else 'MISS'}")
+    lines.append("(caught: loses points in its own part and nowhere else; diagnosed: a failed check names it)")
+    return "\n".join(lines)

@@ -1,0 +1,88 @@
+"""Name a known mistake from a failed check's answer: run the bank's mistakes on the same input.
+
+    diagnose("gae", failure, reference)
+    -> "your advantages look like the recursion ran forwards in time (looks like: forward_recursion)"
+
+Each mistake of the failing function (autograder/bank) runs here in the judge (the bank is trusted
+code, like the reference) on the failing call's arguments. The first one whose output equals the
+submission's answer (same structure and shapes; at the dtype's tolerance; only where mask == 1 when
+the function takes a mask) names the diagnosis. A mistake that gives the reference's own answer on
+that input tells nothing (e.g. a detached input: only gradients differ) and is skipped, as is an
+entry that raises. Never raises: no diagnosis is "".
+"""
+
+from __future__ import annotations
+
+import inspect
+from types import ModuleType
+
+import torch
+
+from autograder import bank
+from autograder.checks import CheckFailed
+from autograder.validity.entries import entry_function
+
+# Answers are compared at float32's tolerance whatever their dtype: a mistake's formula is
+# recognised, not graded (grading.yaml's hypothesis tolerances decide the grade).
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None) -> str:
+    """One line naming the first bank mistake of `failure.function` that reproduces the answer, or ""."""
+    try:
+        return _diagnose(part, failure, reference)
+    except Exception:  # a diagnosis is a courtesy: it never costs the grade
+        return ""
+
+
+def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None) -> str:
+    if reference is None or not failure.function or failure.answer is None:
+        return ""
+    correct = getattr(reference, failure.function, None)
+    if correct is None:
+        return ""
+    mask = _mask(correct, failure.args, failure.kwargs)
+    expected = _run(correct, failure)
+    for entry in bank.mistakes_of(failure.function):
+        if entry.part != part:
+            continue
+        got = _run(entry_function(entry, reference), failure)
+        if got is None or (expected is not None and same(got, expected, mask)):
+            continue  # the mistake raised, or cannot be told apart by value on this input
+        if same(got, failure.answer, mask):
+            return f"{entry.hint} (looks like: {entry.name})"
+    return ""
+
+
+def _run(fn, failure: CheckFailed):
+    """fn on copies of the failing call's arguments (no grad), or None when it raises."""
+    args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in failure.args]
+    try:
+        with torch.no_grad():
+            return fn(*args, **dict(failure.kwargs))
+    except Exception:
+        return None
+
+
+def _mask(fn, args: tuple, kwargs: dict) -> torch.Tensor | None:
+    """The call's `mask` argument when the contract function has one."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    mask = bound.arguments.get("mask")
+    return mask if isinstance(mask, torch.Tensor) else None
+
+
+def same(a, b, mask: torch.Tensor | None = None) -> bool:
+    """Equal structure, shapes and values (nan equals nan; positions where mask == 0 ignored)."""
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
+                and all(same(x, y, mask) for x, y in zip(a, b)))
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
+        return False
+    a, b = a.detach().double(), b.detach().double()
+    if mask is not None and mask.shape == a.shape:
+        keep = mask.bool()
+        a, b = torch.where(keep, a, 0.0), torch.where(keep, b, 0.0)
+    return bool(torch.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True))

@@ -1,0 +1,162 @@
+"""Validate the grader against the mistake bank: grade the reference, the starter, every mistake and
+every variant, and check each gets what it deserves.
+
+    subjects = subjects_for(parts=["gae"], check_parts=[...], e2e_outcomes={})
+    outcomes = grade_subjects(subjects, workers=2)
+    verdicts = [judge(o) for o in outcomes]     # what went wrong, per subject ([] = as expected)
+
+Expectations: the reference gets full marks, the starter zero (on the check parts; the reference
+also on e2e with --e2e); a variant full marks; a mistake loses points in its own part (its checks,
+and e2e tests that train with its part) and nowhere else, and with --e2e fails the e2e tests that
+calibration found it fails on every seed (autograder/data/e2e_mistakes.json).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.paths import REFERENCE, STARTER
+
+
+@dataclass(frozen=True)
+class Subject:
+    label: str                  # "reference", "starter" or a bank entry id
+    kind: str                   # reference | starter | mistake | variant
+    part: str | None            # a bank entry's part
+    name: str | None            # a bank entry's name
+    only: tuple[str, ...]       # first tags to grade
+    must_fail_e2e: tuple[str, ...] = ()
+
+
+@dataclass
+class TestOutcome:
+    id: str
+    tags: list[str]
+    score: float
+    max_score: float
+    diagnosis: str
+    message: str
+
+    @property
+    def lost(self) -> bool:
+        return self.score < self.max_score
+
+
+@dataclass
+class Outcome:
+    subject: Subject
+    tests: list[TestOutcome]
+    seconds: float
+    error: str = ""             # the grade itself failed
+
+
+@dataclass
+class Verdict:
+    subject: Subject
+    problems: list[str] = field(default_factory=list)   # empty: as expected
+    caught: bool = False                                # mistakes: lost points in its own part
+    named: bool = False                                 # mistakes: a diagnosis names it
+    misnamed: list[str] = field(default_factory=list)   # diagnoses naming another mistake
+
+
+def subjects_for(parts: list[str], check_parts: list[str], own_part_only: bool = False,
+                 e2e_outcomes: dict[str, list[str]] | None = None) -> list[Subject]:
+    """Everything to grade for `parts`: reference, starter, then the bank's entries of those parts."""
+    from autograder import bank
+
+    e2e = ("e2e",) if e2e_outcomes is not None else ()
+    chosen = tuple(p for p in check_parts if p in parts)
+    subjects = [Subject("reference", "reference", None, None, chosen + e2e),
+                Subject("starter", "starter", None, None, chosen)]
+    for entry in bank.load_all():
+        if entry.part not in parts:
+            continue
+        only = (entry.part,) if own_part_only else tuple(check_parts)
+        must_fail = tuple((e2e_outcomes or {}).get(entry.id, ())) if entry.is_mistake else ()
+        if must_fail:
+            only += ("e2e",)
+        subjects.append(Subject(entry.id, "mistake" if entry.is_mistake else "variant", entry.part,
+                                entry.name, only, must_fail))
+    return subjects
+
+
+def grade_subject(subject: Subject) -> Outcome:
+    """Grade one subject (sandboxed, as a student's submission is)."""
+    import time
+
+    from autograder import bank
+    from autograder.grade import grade
+
+    started = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(prefix="validate-") as tmp:
+            if subject.kind == "reference":
+                path = REFERENCE
+            elif subject.kind == "starter":
+                path = STARTER
+            else:
+                entry = next(e for e in bank.load_all() if e.id == subject.label)
+                path = Path(tmp) / "rlhf.py"
+                path.write_text(bank.submission_source(entry))
+            result = grade(path, only=set(subject.only))
+    except Exception as exc:  # report it as this subject's problem, keep validating the others
+        return Outcome(subject, [], time.monotonic() - started, f"{type(exc).__name__}: {exc}")
+    tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message) for t in result.tests]
+    return Outcome(subject, tests, time.monotonic() - started)
+
+
+def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> list[Outcome]:
+    """Grade every subject on `workers` processes; `progress(outcome)` after each."""
+    if workers <= 1:
+        outcomes = []
+        for s in subjects:
+            outcomes.append(grade_subject(s))
+            if progress:
+                progress(outcomes[-1])
+        return outcomes
+    outcomes = []
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        for outcome in pool.imap_unordered(grade_subject, subjects):
+            outcomes.append(outcome)
+            if progress:
+                progress(outcome)
+    order = {s.label: i for i, s in enumerate(subjects)}
+    return sorted(outcomes, key=lambda o: order[o.subject.label])
+
+
+def own_part(test: TestOutcome, part: str) -> bool:
+    """A check of `part`, or an e2e test that trains with `part`."""
+    return test.tags[0] == part or (test.tags[0] == "e2e" and part in test.tags[1:])
+
+
+def judge(outcome: Outcome) -> Verdict:
+    s, tests = outcome.subject, outcome.tests
+    verdict = Verdict(s)
+    if outcome.error:
+        verdict.problems.append(f"grading failed: {outcome.error}")
+        return verdict
+    if not tests:
+        verdict.problems.append("no test ran")
+    lost = [t for t in tests if t.lost]
+    if s.kind in ("reference", "variant"):
+        verdict.problems += [f"loses {t.max_score - t.score:g} on {t.id}: {t.message[:120]}" for t in lost]
+    elif s.kind == "starter":
+        verdict.problems += [f"scores {t.score:g} on {t.id}" for t in tests if t.score > 0]
+    else:
+        mine = [t for t in lost if own_part(t, s.part)]
+        verdict.caught = any(t.tags[0] != "e2e" for t in mine)
+        if not verdict.caught:
+            verdict.problems.append(f"not caught: full marks on every {s.part} check")
+        verdict.problems += [f"costs points elsewhere: {t.id} ({t.message[:100]})"
+                             for t in lost if not own_part(t, s.part)]
+        failed_e2e = {t.id.split(".", 1)[1] for t in lost if t.tags[0] == "e2e"}
+        verdict.problems += [f"passes e2e.{name}, which calibration says it fails on every seed"
+                             for name in s.must_fail_e2e if name not in failed_e2e]
+        tag = f"(looks like: {s.name})"
+        verdict.named = any(tag in t.diagnosis for t in mine)
+        verdict.misnamed = sorted({t.diagnosis.rsplit("(looks like: ", 1)[-1].rstrip(")")
+                                   for t in mine if t.diagnosis and tag not in t.diagnosis})
+    return verdict

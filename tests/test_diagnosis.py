@@ -1,0 +1,91 @@
+"""diagnosis.diagnose: a failed check's answer is matched against the bank's mistakes, run in the judge."""
+
+from __future__ import annotations
+
+import torch
+
+from autograder import bank, diagnosis
+from autograder.bank import Entry
+from autograder.checks import CheckFailed
+from autograder.grade import load_reference
+
+REFERENCE = load_reference()
+REWARDS = torch.tensor([[0.0, 0.0, 1.0, 9.0], [2.0, 9.0, 9.0, 9.0]])
+VALUES = torch.tensor([[0.5, 0.25, 0.5, 9.0], [1.0, 9.0, 9.0, 9.0]])
+MASK = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
+KWARGS = {"gamma": 0.5, "lam": 0.5}
+
+
+def forward_recursion(rewards, values, mask, gamma=1.0, lam=0.95):
+    T = rewards.shape[1]
+    adv = torch.zeros_like(rewards)
+    prev = torch.zeros_like(rewards[:, 0])
+    for t in range(T):
+        nxt = values[:, t + 1] * mask[:, t + 1] if t + 1 < T else torch.zeros_like(prev)
+        prev = (rewards[:, t] + gamma * nxt - values[:, t] + gamma * lam * prev) * mask[:, t]
+        adv[:, t] = prev
+    return adv, adv + values
+
+
+def raises(rewards, values, mask, gamma=1.0, lam=0.95):
+    raise IndexError("this entry does not handle the input")
+
+
+def detached(rewards, values, mask, gamma=1.0, lam=0.95):
+    adv, ret = compute_gae(rewards, values, mask, gamma, lam)  # noqa: F821 (the reference's, as a global)
+    return adv.detach(), ret.detach()
+
+
+def entry(name, impl, hint):
+    return Entry("gae", "compute_gae", name, impl, hint, True)
+
+
+def use_bank(monkeypatch, *entries):
+    monkeypatch.setattr(bank, "mistakes_of", lambda function: [e for e in entries if e.function == function])
+
+
+def failure(answer) -> CheckFailed:
+    return CheckFailed("advantages differ", function="compute_gae", args=(REWARDS, VALUES, MASK),
+                       kwargs=dict(KWARGS), answer=answer)
+
+
+def test_known_mistake_is_named_with_its_hint(monkeypatch):
+    use_bank(monkeypatch, entry("forward_recursion", forward_recursion, "the recursion ran forwards in time"))
+    answer = forward_recursion(REWARDS, VALUES, MASK, **KWARGS)
+    text = diagnosis.diagnose("gae", failure(answer), REFERENCE)
+    assert text == "the recursion ran forwards in time (looks like: forward_recursion)"
+
+
+def test_padding_is_not_compared(monkeypatch):
+    use_bank(monkeypatch, entry("forward_recursion", forward_recursion, "forwards"))
+    adv, ret = forward_recursion(REWARDS, VALUES, MASK, **KWARGS)
+    garbage = torch.where(MASK.bool(), adv, torch.full_like(adv, 123.0))
+    assert "forward_recursion" in diagnosis.diagnose("gae", failure((garbage, ret)), REFERENCE)
+
+
+def test_unknown_wrong_answer_gets_no_diagnosis(monkeypatch):
+    use_bank(monkeypatch, entry("forward_recursion", forward_recursion, "forwards"))
+    wrong = (torch.ones(2, 4), torch.ones(2, 4))
+    assert diagnosis.diagnose("gae", failure(wrong), REFERENCE) == ""
+
+
+def test_raising_entry_is_skipped(monkeypatch):
+    use_bank(monkeypatch, entry("raises", raises, "never shown"),
+             entry("forward_recursion", forward_recursion, "forwards"))
+    answer = forward_recursion(REWARDS, VALUES, MASK, **KWARGS)
+    assert diagnosis.diagnose("gae", failure(answer), REFERENCE) == "forwards (looks like: forward_recursion)"
+
+
+def test_mistake_indistinguishable_from_reference_is_not_named(monkeypatch):
+    # a detached output equals the reference's value: only a gradient check can tell it apart
+    use_bank(monkeypatch, entry("detached", detached, "no gradient"))
+    answer = REFERENCE.compute_gae(REWARDS, VALUES, MASK, **KWARGS)
+    assert diagnosis.diagnose("gae", failure(answer), REFERENCE) == ""
+
+
+def test_never_raises_on_odd_failures(monkeypatch):
+    use_bank(monkeypatch, entry("forward_recursion", forward_recursion, "forwards"))
+    odd = CheckFailed("x", function="compute_gae", args=("not a tensor",), answer={"__object__": "dict"})
+    assert diagnosis.diagnose("gae", odd, REFERENCE) == ""
+    assert diagnosis.diagnose("gae", failure(None), REFERENCE) == ""
+    assert diagnosis.diagnose("gae", failure(torch.ones(2, 4)), None) == ""
