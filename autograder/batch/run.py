@@ -50,7 +50,7 @@ def default_workers() -> int:
 def grade_all(source: Path, out: Path, workers: int | None = None, force: bool = False,
               only: list[str] | None = None, dask: str | None = None, console: Console | None = None) -> Summary:
     started = time.monotonic()
-    console = console or Console(stderr=True)
+    console = console or Console(stderr=True, soft_wrap=True)
     settings = yaml.safe_load(GRADING_YAML.read_text())
     parts, job_seconds = list(settings["parts"]), float(settings["batch"]["job_seconds"])
     only = sorted(set(only)) if only else None

@@ -1,0 +1,213 @@
+"""grade-all end to end on a mixed class (`--only gae,kl` keeps it to seconds per submission).
+
+The class: correct (the reference), blank (the starter), partly done (one function raises
+NotImplementedError), broken (a syntax error), adversarial (exits at import; kills its judge),
+a notebook, and a folder with no code. Checked: the gradebook equals single `grade` runs, an
+attack costs only its own row, a rerun with nothing changed is quick and imports no torch, a
+changed submission alone is regraded, a batch killed midway is completed by the rerun without
+regrading finished students, and the same jobs run on a Dask cluster give the same gradebook.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.paths import REFERENCE, ROOT, STARTER
+
+pytestmark = pytest.mark.slow
+ONLY = ["gae", "kl"]
+CHECKED = ("alice", "bob", "carl", "dora", "eve", "nora")  # graded normally: compared with `grade`
+
+
+def partly_done(function: str) -> str:
+    """The reference with `function`'s solution replaced by `raise NotImplementedError`."""
+    src = REFERENCE.read_text()
+    start = src.index("### BEGIN SOLUTION", src.index(f"def {function}("))
+    end = src.index("### END SOLUTION", start) + len("### END SOLUTION")
+    return src[:start] + "raise NotImplementedError" + src[end:]
+
+
+def notebook(source: str) -> str:
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Lab 12"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": [source]},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["print(1)"]}]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def make_class(folder: Path) -> dict[str, Path]:
+    files = {
+        "alice": (folder / "alice" / "rlhf.py", REFERENCE.read_text()),
+        "bob": (folder / "bob" / "rlhf.py", STARTER.read_text()),
+        "dora": (folder / "dora" / "rlhf.py", partly_done("shaped_rewards")),
+        "carl": (folder / "carl.py", REFERENCE.read_text().replace("def compute_gae(", "def compute_gae((", 1)),
+        "eve": (folder / "eve" / "rlhf.py", "import os\nos._exit(3)\n"),
+        "nora": (folder / "nora" / "lab12.ipynb", notebook(REFERENCE.read_text())),
+        "mallory": (folder / "mallory.py", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"),
+        "empty": (folder / "empty" / "README.txt", "I forgot to upload my code\n"),
+    }
+    for path, text in files.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return {name: path for name, (path, _) in files.items()}
+
+
+def grade_all(*args: str, **popen) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", "grade-all", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900, **popen)
+
+
+def gradebook(out: Path) -> dict[str, dict]:
+    with open(out / "gradebook.csv", newline="") as f:
+        return {row["student"]: row for row in csv.DictReader(f)}
+
+
+def stamps(out: Path) -> dict[str, tuple]:
+    """Each student's record: its modification time and graded_at (changed by any regrade)."""
+    return {p.parent.name: (p.stat().st_mtime_ns, json.loads(p.read_text())["graded_at"])
+            for p in out.glob("*/grade.json")}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    paths = make_class(root / "submissions")
+    out = root / "grades"
+    run = grade_all(str(root / "submissions"), "--out", str(out), "--only", ",".join(ONLY), "--workers", "2")
+    assert run.returncode == 0, run.stderr
+    return paths, out, run
+
+
+def test_gradebook_matches_single_grade_runs(batch):
+    from autograder.grade import grade
+    paths, out, _ = batch
+    rows = gradebook(out)
+    assert set(rows) == set(paths)
+    for student in CHECKED:
+        single = grade(paths[student], only=set(ONLY))
+        row = rows[student]
+        assert row["status"] == "graded", (student, row)
+        for part in ONLY:
+            tests = [t for t in single.tests if t.tags[0] == part]
+            assert row[part] == (f"{sum(t.score for t in tests):g}" if tests else ""), (student, part, row)
+        assert float(row["total"]) == single.score and float(row["max_total"]) == single.max_score
+        diagnoses = [d for d in dict.fromkeys((t.tags[0], t.diagnosis) for t in single.tests if t.diagnosis)]
+        assert row["mistakes"] == " | ".join(f"{p}: {d}" for p, d in diagnoses)
+        batch_json = json.loads((out / student / "results.json").read_text())
+        assert [(t["name"], t["score"]) for t in batch_json["tests"]] == [
+            (f"{t.id}: {t.title}", round(t.score, 4)) for t in single.tests]
+        assert (out / student / "report.md").is_file() and (out / student / "report.html").is_file()
+    assert float(rows["alice"]["total"]) == float(rows["alice"]["max_total"]) > 0
+    assert rows["bob"]["total"] == rows["carl"]["total"] == rows["eve"]["total"] == "0"
+    assert rows["nora"]["total"] == rows["alice"]["total"]
+
+
+def test_failures_cost_only_their_own_row(batch):
+    _, out, run = batch
+    rows = gradebook(out)
+    assert rows["empty"]["status"] == "failed to grade" and "README.txt" in rows["empty"]["reason"]
+    # mallory kills its judge: a "failed to grade" row (or a plain 0 if the sandbox stops the signal)
+    assert rows["mallory"]["status"] in ("failed to grade", "graded")
+    if rows["mallory"]["status"] == "failed to grade":
+        assert "grading process" in rows["mallory"]["reason"]
+    else:
+        assert rows["mallory"]["total"] == "0"
+    html = (out / "class_report.html").read_text()
+    assert "empty" in html and "README.txt" in html and "gae.known_values" in html
+    assert "8 students" in run.stdout
+
+
+def test_rerun_with_nothing_changed_is_quick_and_imports_no_torch(batch):
+    paths, out, _ = batch
+    before = stamps(out)
+    probe = ("import sys, time; t = time.monotonic(); from autograder.__main__ import main; "
+             f"rc = main(['grade-all', {str(paths['alice'].parent.parent)!r}, '--out', {str(out)!r}, "
+             f"'--only', {','.join(ONLY)!r}]); "
+             "print(rc, 'torch' in sys.modules, 'autograder.batch.pool' in sys.modules, time.monotonic() - t)")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    rc, torch_loaded, pool_loaded, seconds = run.stdout.split()[-4:]
+    assert (rc, torch_loaded, pool_loaded) == ("0", "False", "False"), run.stdout + run.stderr
+    assert float(seconds) < 5
+    assert "8 up to date, 0 to grade" in run.stderr
+    assert stamps(out) == before
+
+
+def test_changed_submission_alone_is_regraded(batch, tmp_path):
+    paths, out, _ = batch
+    before = stamps(out)
+    paths["bob"].write_text(paths["bob"].read_text() + "\n# one more line\n")
+    run = grade_all(str(paths["alice"].parent.parent), "--out", str(out), "--only", ",".join(ONLY))
+    assert run.returncode == 0, run.stderr
+    after = stamps(out)
+    assert [s for s in after if after[s] != before[s]] == ["bob"]
+    assert gradebook(out)["bob"]["status"] == "graded"
+
+
+def test_force_regrades_everything(tmp_path):
+    paths = make_class(tmp_path / "submissions")
+    for name in ("alice", "bob", "dora", "eve", "nora", "mallory", "empty"):
+        paths[name].unlink()
+    out = tmp_path / "grades"
+    args = (str(tmp_path / "submissions"), "--out", str(out), "--only", "gae", "--workers", "1")
+    assert grade_all(*args).returncode == 0
+    first = stamps(out)
+    time.sleep(1.1)  # graded_at has one-second resolution
+    run = grade_all(*args, "--force")
+    assert run.returncode == 0 and "0 up to date, 1 to grade" in run.stderr
+    assert stamps(out)["carl"] != first["carl"]
+
+
+def test_killed_batch_is_completed_by_the_rerun(tmp_path):
+    paths = make_class(tmp_path / "submissions")
+    for name in ("mallory", "empty", "nora"):
+        paths[name].unlink()
+    paths["empty"].parent.rmdir()
+    paths["nora"].parent.rmdir()
+    out = tmp_path / "grades"
+    args = (str(tmp_path / "submissions"), "--out", str(out), "--only", ",".join(ONLY), "--workers", "1")
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade-all", *args], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not list(out.glob("*/grade.json")) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the coordinator and its workers, at once
+        proc.wait()
+    finished = stamps(out)
+    assert 1 <= len(finished) < 5, finished
+    rows = gradebook(out)  # rewritten after each record: it may lag the last record by one
+    assert len(rows) == 5 and {s for s, r in rows.items() if r["status"] != "pending"} <= set(finished)
+    rerun = grade_all(*args)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{len(finished)} up to date, {5 - len(finished)} to grade" in rerun.stderr
+    after = stamps(out)
+    assert set(after) == {"alice", "bob", "carl", "dora", "eve"}
+    assert {s: after[s] for s in finished} == finished  # finished students were not regraded
+    assert all(r["status"] == "graded" for r in gradebook(out).values())
+
+
+def test_dask_cluster_gives_the_same_gradebook(batch, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from autograder.batch.run import grade_all as grade_all_in_process
+    paths, out, _ = batch
+    classroom = tmp_path / "submissions"
+    for name in ("alice", "dora", "eve", "empty"):
+        target = classroom / paths[name].relative_to(paths["alice"].parent.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(paths[name].read_bytes())
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        summary = grade_all_in_process(classroom, tmp_path / "grades", only=ONLY, dask=cluster.scheduler_address)
+    assert (summary.graded, summary.failed, summary.other_grader) == (3, 0, 0)
+    local, remote = gradebook(out), gradebook(tmp_path / "grades")
+    for student in ("alice", "dora", "eve", "empty"):
+        keep = lambda row: {k: v for k, v in row.items() if k != "seconds"}  # noqa: E731
+        assert keep(remote[student]) == keep(local[student])
