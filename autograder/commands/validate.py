@@ -14,6 +14,7 @@ E2E_OUTCOMES = Path(__file__).resolve().parent.parent / "data" / "e2e_mistakes.j
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parts", default="", help="comma-separated parts to validate (default: all)")
+    parser.add_argument("--entries", default="", help="comma-separated bank entry ids (default: all of the parts)")
     parser.add_argument("--workers", type=int, default=2, help="grades run in parallel")
     parser.add_argument("--own-part-only", action="store_true",
                         help="grade each bank entry on its own part only (faster; skips 'nowhere else')")
@@ -38,6 +39,9 @@ def main(args: argparse.Namespace) -> int:
     if args.e2e:
         e2e_outcomes = json.loads(E2E_OUTCOMES.read_text()) if E2E_OUTCOMES.is_file() else {}
     subjects = val.subjects_for(parts, check_parts, args.own_part_only, e2e_outcomes)
+    if args.entries:
+        keep = {e.strip() for e in args.entries.split(",")}
+        subjects = [s for s in subjects if s.kind in ("reference", "starter") or s.label in keep]
     started = time.monotonic()
     print(f"validating {', '.join(parts)}: {len(subjects)} submissions on {args.workers} workers")
 

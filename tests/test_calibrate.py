@@ -1,0 +1,59 @@
+"""`python -m autograder calibrate` on 2 seeds and a few iterations: it runs, reports, writes the band."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from autograder.commands import calibrate
+from autograder.validity import calibration as cal
+
+
+def run(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    calibrate.add_arguments(parser)
+    return calibrate.main(parser.parse_args(list(argv)))
+
+
+@pytest.mark.slow
+def test_two_seed_calibration_writes_the_band(tmp_path, capsys):
+    band_file = tmp_path / "band.json"
+    short = [f"--set={t}.ppo.iterations=2" for t in ("kl_penalty", "blind_spot", "ptx")]
+    code = run("--seeds", "2", "--workers", "1", "--band", str(band_file), "--raw", str(tmp_path / "raw.json"),
+               "--set=reward_model.steps=30", *short)
+    out = capsys.readouterr().out
+    assert code == 1  # two iterations cannot pass the PPO tests: calibration must say so
+    for test in ("reward_model", "kl_penalty", "blind_spot", "ptx"):
+        assert test + "." in out
+    band = json.loads(band_file.read_text())
+    assert set(band) == {"kl_penalty", "blind_spot", "ptx"}
+    for metrics in band.values():
+        assert set(metrics) == {"rm_score", "gold", "kl"}
+        assert all(len(m["lo"]) == len(m["hi"]) == 2 for m in metrics.values())
+    assert len(json.loads((tmp_path / "raw.json").read_text())) == 8
+
+
+def test_overrides_read_numbers_and_reject_unknown_keys():
+    e2e = {"blind_spot": {"ppo": {"lr": 2e-4, "iterations": 150}, "seed": 1}}
+    out = cal.apply_overrides(e2e, ["blind_spot.ppo.lr=4e-4", "blind_spot.ppo.iterations=60"])
+    assert out["blind_spot"]["ppo"] == {"lr": 4e-4, "iterations": 60} and e2e["blind_spot"]["ppo"]["lr"] == 2e-4
+    with pytest.raises(KeyError):
+        cal.apply_overrides(e2e, ["blind_spot.ppo.lrr=1"])
+
+
+def test_quantiles_and_band():
+    assert cal.quantile([0.0, 1.0, 2.0, 3.0, 4.0], 0.5) == 2.0
+    assert cal.quantile([0.0, 10.0], 0.1) == pytest.approx(1.0)
+    runs = [cal.Run("kl_penalty", i, None, {"gold_gain": 0.4}, "", {"rm_score": [i, i], "gold": [0, 0], "kl": [1, 2]})
+            for i in range(11)]
+    band = cal.reference_band(runs)
+    assert band["kl_penalty"]["rm_score"] == {"lo": [1.0, 1.0], "hi": [9.0, 9.0]}
+
+
+def test_margins_flag_failures_and_thin_margins():
+    row = cal.Row("kl_penalty", "gold_gain", ">=", 0.35, [0.45, 0.46, 0.47], 0, 3.0, 0.05)
+    assert row.worst_margin == pytest.approx(0.10) and row.ok
+    thin = cal.Row("kl_penalty", "gold_gain", ">=", 0.35, [0.37, 0.46, 0.55], 0, 3.0, 0.05)
+    assert not thin.ok
