@@ -63,8 +63,9 @@ class Sources:
     def forbidden(self) -> dict[str, list[str]]:
         """What no student-facing file may contain (see guard.py)."""
         checks = self.root / "autograder" / "checks"
-        public = [p.read_text() for p in [*sorted((checks / "public").glob("*.py")), checks / "tools.py",
-                                          checks / "__init__.py"]]
+        given = [*sorted((checks / "public").glob("*.py")), checks / "tools.py", checks / "__init__.py",
+                 *sorted((self.root / "assignment").rglob("*.py"))]
+        public = [p.read_text() for p in given]  # lines shared with public code are not hidden material
         starter = strip_solutions(self.reference.read_text())
         return {"solution line": guard.solution_lines(self.reference.read_text(), starter),
                 "hidden check code": guard.hidden_check_lines(checks / "hidden", public),
