@@ -20,6 +20,8 @@ from autograder.release.lab import Lab
 from autograder.release.public_config import visible_tests
 from autograder.release.tree import Tree
 
+NOTEBOOK_NOTE = ("**In this notebook**, write each function in its cell. The read-only cells after each part "
+                 "are its visible graded tests: run them to check your work. More tests run at grading.")
 KERNEL = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
           "language_info": {"name": "python"}}
 
@@ -53,7 +55,7 @@ def test_cell_source(tests: Path, test_id: str) -> str:
 
 def source_notebook(lab: Lab, raw: dict, tests: Path) -> dict:
     visible = visible_tests(raw)
-    cells = [_cell("markdown", f"# {raw['assignment']}\n\n{lab.docstring}", "intro", locked=True),
+    cells = [_cell("markdown", f"# {raw['assignment']}\n\n{lab.docstring}\n\n{NOTEBOOK_NOTE}", "intro", locked=True),
              _cell("code", lab.preamble, "imports", locked=True)]
     for part in lab.parts:
         cells.append(_cell("markdown", f"## Part `{part.name}`: {part.title}", f"part_{part.name}", locked=True))
