@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from autograder.sandbox import Child, ChildFailure, Limits
+from autograder.sandbox import Child, ChildFailure, Limits, SandboxError
 
 CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss",
             "ppo_value_loss", "kl_estimate", "shaped_rewards")
@@ -37,7 +37,7 @@ class RemoteSubmission:
         """`deadline` (time.monotonic()) ends the grade: later calls fail, running ones are cut short."""
         self.path, self.limits, self.deadline = Path(path), limits, deadline
         self._child: Child | None = None
-        self._import_error: SubmissionError | None = None
+        self._import_error: SubmissionError | SandboxError | None = None
         self._broken: dict[str, SubmissionError] = {}
         self.calls = 0
         self.memo: dict = {}  # results the judge derived from this submission (e.g. PPO runs), per grade
@@ -49,6 +49,9 @@ class RemoteSubmission:
         if self._child is None:
             try:
                 child = Child(self.path, self.limits)
+            except SandboxError as exc:  # the grader's machine: fail every later call at once, no retries
+                self._import_error = exc
+                raise
             except ChildFailure as exc:
                 self._import_error = SubmissionError(f"rlhf.py could not be imported: {exc}", "import")
                 raise self._import_error from None

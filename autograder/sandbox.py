@@ -164,11 +164,11 @@ class Child:
             os.write(w, self.iso.seccomp)
             os.close(w)
             passed.append(seccomp_fd)
-        inner = [sys.executable, "-I", str(self.home / "worker.py"), str(sub), str(self.home / "world"),
+        inner = [sys.executable, "-I", "-u", "-B", str(self.home / "worker.py"), str(sub), str(self.home / "world"),
                  str(to_child_r), str(from_child_w)]
         env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp" if self.iso.bwrap else str(self.home),
                "LANG": "C.UTF-8", "LAB12_CHILD": str(self.home), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+               "OPENBLAS_NUM_THREADS": "1"}  # -I ignores PYTHON* variables: -u (unbuffered: output kept at a kill), -B
         leaf = self.leaf
         try:
             self.proc = subprocess.Popen(

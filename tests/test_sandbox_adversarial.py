@@ -1,0 +1,228 @@
+"""The adversarial suite: each attack in tests/adversarial/ gets exactly the points it deserves.
+
+Every attack is generated here from one source of truth: the reference (all functions right but what
+the attack breaks) or the starter (nothing right: any point would be stolen), plus a snippet from
+tests/adversarial/. For every attack: the grade finishes within its limit, results.json is valid and
+agrees with the grade, no report holds a line of the reference or of a hidden check, and no process
+of the submission survives. Set LAB12_SANDBOX=bwrap (CI does) to fail instead of skipping the
+attacks that only bubblewrap can stop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from autograder import config, isolation
+from autograder.grade import grade
+from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
+from autograder.report import write_reports
+
+ATTACKS = Path(__file__).with_name("adversarial")
+HIDDEN = ROOT / "autograder" / "checks" / "hidden"
+PUBLIC = [ROOT / "autograder" / "checks" / "public", ROOT / "autograder" / "checks" / "tools.py"]
+slow = pytest.mark.slow
+
+
+def secret_lines() -> set[str]:
+    """Lines only the reference or the hidden checks hold (what the starter and public checks share is not secret)."""
+    def lines(*paths: Path) -> set[str]:
+        files = [f for p in paths for f in ([p] if p.is_file() else sorted(p.glob("*.py")))]
+        return {line.strip() for f in files for line in f.read_text().splitlines()}
+    secret = (lines(REFERENCE) - lines(STARTER)) | (lines(HIDDEN) - lines(*PUBLIC))
+    return {line for line in secret if len(line) >= 30 and not line.startswith("#")}
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return config.load()
+
+
+@pytest.fixture
+def arena(monkeypatch):
+    """A private temp root for the children's folders (so survivors can be found), removed afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="lab12-adv-"))
+    root.chmod(0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def needs_bwrap() -> None:
+    if not isolation.detect().bwrap:
+        if os.environ.get("LAB12_SANDBOX") == "bwrap":
+            pytest.fail("LAB12_SANDBOX=bwrap but bubblewrap is not available")
+        pytest.skip("only bubblewrap hides the grader's files: " + "; ".join(isolation.detect().notes))
+
+
+def survivors(*marks: str) -> list[str]:
+    """Command lines of live processes whose command line or environment holds one of `marks`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+        except (OSError, IndexError):
+            continue
+        if any(m.encode() in cmdline or m.encode() in environ for m in marks):
+            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace")[:200])
+    return found
+
+
+def attack(tmp_path: Path, arena: Path, name: str, base: Path, only: set[str], cfg, mark: str = "",
+           files: dict[str, str] | None = None, **limits):
+    """Build the submission, grade it, write the reports, and check what holds for every attack."""
+    out = tmp_path / "out"
+    out.mkdir()
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    snippet = (ATTACKS / f"{name}.py").read_text() if name else ""
+    for token, value in (("__OUT__", out), ("__REPO__", ROOT), ("__REFERENCE__", REFERENCE),
+                         ("__HIDDEN__", HIDDEN), ("__MARK__", mark or "0")):
+        snippet = snippet.replace(token, str(value))
+    (folder / "rlhf.py").write_text(base.read_text() + "\n\n# ---- attack ----\n" + snippet)
+    for file, text in (files or {}).items():
+        (folder / file).write_text(text)
+    if limits:
+        cfg = dataclasses.replace(cfg, limits=dataclasses.replace(cfg.limits, **limits))
+    started = time.monotonic()
+    result = grade(folder, only=only, cfg=cfg)
+    seconds = time.monotonic() - started
+    assert not (out / "FORGED").exists() and not (ROOT / "FORGED").exists()
+    write_reports(result, out)
+    data = json.loads((out / "results.json").read_text())
+    assert data["score"] == pytest.approx(result.score)
+    assert seconds < cfg.grade_seconds + 30
+    reports = "\n".join((out / f).read_text() for f in ("results.json", "report.md", "report.html"))
+    leaked = [line for line in secret_lines() if line in reports]
+    assert not leaked, f"the report shows lines of the reference or hidden checks: {leaked[:3]}"
+    assert not survivors(str(arena), *([mark] if mark else [])), "a process of the submission survived"
+    return result
+
+
+def part_score(result, part: str) -> float:
+    return sum(t.score for t in result.tests if t.tags[0] == part)
+
+
+def part_max(result, part: str) -> float:
+    return sum(t.max_score for t in result.tests if t.tags[0] == part)
+
+
+def messages(result, part: str) -> str:
+    return "\n".join(t.message for t in result.tests if t.tags[0] == part)
+
+
+# --------------------------------------------------------------------------- fast: one grade of one part
+def test_forged_results_are_never_read(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "forge_results", REFERENCE, {"gae"}, cfg)
+    assert result.score == result.max_score > 0
+    assert f"could not forge {tmp_path / 'out'}" in result.output  # its private /tmp is writable, and thrown away
+
+
+def test_exit_inside_a_function_costs_only_its_tests(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "exit_in_function", REFERENCE, {"gae", "rm_loss"}, cfg)
+    assert part_score(result, "gae") == 0 and "exited with code 0 during compute_gae()" in messages(result, "gae")
+    assert part_score(result, "rm_loss") == part_max(result, "rm_loss") > 0
+
+
+def test_reading_the_reference_and_hidden_checks_finds_nothing(tmp_path, arena, cfg):
+    needs_bwrap()
+    result = attack(tmp_path, arena, "read_secrets", STARTER, {"gae"}, cfg)
+    assert result.score == 0 and "cannot read" in result.output
+
+
+def test_kernel_escapes_are_refused(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "escape_kernel", REFERENCE, {"gae"}, cfg)
+    assert result.score == result.max_score
+    lines = [line for line in result.output.splitlines() if line.startswith("ESCAPE")]
+    assert len(lines) == 6 and not [line for line in lines if line.endswith(" ok")], lines
+    assert "ESCAPE uid 0 " not in result.output
+
+
+# --------------------------------------------------------------------------- slow: the rest of the suite
+@slow
+@pytest.mark.parametrize("name, base, full, words, limits", [
+    ("exit_at_import", REFERENCE, False, "exited with code 0 during importing rlhf.py", {}),
+    ("lying_eq", REFERENCE, False, "compute_gae", {}),
+    ("lying_torch_function", REFERENCE, False, "differ", {}),
+    ("lying_nan", REFERENCE, False, "", {}),
+    ("patch_comparisons", REFERENCE, False, "", {}),
+    ("patch_labeler", REFERENCE, True, "", {}),
+    ("hang_ignoring_signals", REFERENCE, False, "did not finish within 3 s", {"call_seconds": 3}),
+    ("memory_hog", REFERENCE, False, "ran out of memory", {"memory_mb": 700}),
+    ("memory_huge_request", REFERENCE, False, "out of memory", {}),
+    ("fork_bomb", REFERENCE, False, "did not finish within 5 s", {"call_seconds": 5}),
+    ("output_flood", REFERENCE, False, "printed more than 4 MB", {"flood_bytes": 4 << 20}),
+    ("segfault", REFERENCE, False, "signal 11 (SIGSEGV)", {}),
+    ("huge_tensors", REFERENCE, False, "over the limit", {}),
+    ("forged_frames", REFERENCE, False, "", {"call_seconds": 3}),
+    ("network", REFERENCE, True, "", {}),
+])
+def test_attack_gets_what_it_deserves(tmp_path, arena, cfg, name, base, full, words, limits):
+    result = attack(tmp_path, arena, name, base, {"gae"}, cfg, **limits)
+    assert result.score == (result.max_score if full else 0), [(t.id, t.message) for t in result.tests]
+    assert words in messages(result, "gae")
+
+
+@slow
+def test_network_is_unreachable(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "network", REFERENCE, {"gae"}, cfg)
+    assert "NETWORK REACHED" not in result.output and "socket allowed 2" not in result.output
+
+
+@slow
+def test_patching_the_labeler_stays_in_the_child(tmp_path, arena, cfg):
+    import lab_helpers
+    before = lab_helpers.gold_score
+    result = attack(tmp_path, arena, "patch_labeler", REFERENCE, {"gae"}, cfg)
+    assert result.score == result.max_score and lab_helpers.gold_score is before
+
+
+@slow
+def test_detached_processes_are_killed(tmp_path, arena, cfg):
+    mark = str(900000 + uuid.uuid4().int % 99999)
+    result = attack(tmp_path, arena, "detached_daemons", REFERENCE, {"gae"}, cfg, mark=mark)
+    assert result.score == result.max_score
+
+
+@slow
+def test_executing_the_reference_gets_nothing(tmp_path, arena, cfg):
+    needs_bwrap()
+    result = attack(tmp_path, arena, "import_reference", STARTER, {"gae"}, cfg)
+    assert result.score == 0 and "executed the reference" not in result.output
+
+
+@slow
+def test_files_beside_the_submission_are_ignored(tmp_path, arena, cfg):
+    files = {"conftest.py": "import pytest\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtest_call(item):\n"
+                            "    pass\n",
+             "test_rlhf.py": "def test_everything():\n    assert True\n",
+             "lab_helpers.py": "raise SystemExit('fake world')\n",
+             "hypothesis.py": "raise SystemExit('fake hypothesis')\n"}
+    result = attack(tmp_path, arena, "", STARTER, {"gae"}, cfg, files=files)
+    assert result.score == 0 and "not implemented" in messages(result, "gae").lower()
+
+
+@slow
+def test_a_link_to_the_reference_is_not_followed(tmp_path, arena, cfg):
+    folder = tmp_path / "linked"
+    folder.mkdir()
+    (folder / "rlhf.py").symlink_to(REFERENCE)
+    result = grade(folder, only={"gae"}, cfg=cfg)
+    assert result.score == 0 and "links are not followed" in messages(result, "gae")
+    assert GRADING_YAML.is_file()
