@@ -83,10 +83,12 @@ def measure_reward_model(cfg: Config, spec: dict, parts: training.Parts, memo: d
     heldout = rankings(spec["seed"] + EVAL_SEED_OFFSET, spec["heldout_prompts"], spec["K"])
     accuracy = training.pairwise_accuracy(rm, heldout)
     w = rm.w.detach()
-    sign_margin = torch.cat([w[0::2], -w[1::2]]).min().item()  # > 0: even weights > 0, odd < 0
+    # > 0: every even digit's weight above every odd digit's. The weights' level is barely identified
+    # (a shift c per digit moves a reward by c * length), so their signs vary with the data; the order does not.
+    parity_gap = (w[0::2].min() - w[1::2].max()).item()
     details = (f"held-out pairwise accuracy {accuracy:.3f} (needs >= {spec['min_pairwise_accuracy']}); "
                f"weights {[round(x, 2) for x in w.tolist()]}")
-    return {"accuracy": accuracy, "sign_margin": sign_margin}, details, {}
+    return {"accuracy": accuracy, "parity_gap": parity_gap}, details, {}
 
 
 def ppo_outcome(cfg: Config, spec: dict, parts: training.Parts, memo: dict) -> dict:
@@ -153,7 +155,7 @@ CRITERIA = {
     "reward_model": [
         ("accuracy", "min_pairwise_accuracy", ">=",
          "the reward model trained with your ranking_loss ranks held-out pairs poorly"),
-        ("sign_margin", 0.0, ">", "the reward model should learn even digits > 0 and odd digits < 0"),
+        ("parity_gap", 0.0, ">", "the reward model should rank every even digit above every odd digit"),
     ],
     "kl_penalty": [
         ("gold_gain", "min_gold_gain", ">=", "PPO with a KL penalty did not raise the gold score enough"),
