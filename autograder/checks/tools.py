@@ -121,7 +121,8 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
     """Run `body(example)` on hypothesis-generated examples, derandomised; the shrunk failure propagates."""
     config = settings(max_examples=ctx.hypothesis["max_examples"], derandomize=True, database=None,
                       deadline=None, suppress_health_check=list(HealthCheck),
-                      phases=[Phase.explicit, Phase.generate, Phase.shrink], print_blob=False)
+                      phases=[Phase.explicit, Phase.generate, Phase.shrink], print_blob=False,
+                      report_multiple_bugs=False)  # one failure (a CheckFailed), never an ExceptionGroup
 
     @config
     @given(strategy)
