@@ -184,3 +184,11 @@ def test_pool_deadline_costs_only_that_job():
     for o in outcomes:
         assert o["status"] == "failed" and "took longer than 0.2 s" in o["reason"] and o["seconds"] >= 0.2
     json.dumps(outcomes)  # plain data
+
+
+def test_output_folder_inside_the_submissions_is_not_a_student(tmp_path):
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "ada" / "rlhf.py").write_text("x = 1\n")
+    (tmp_path / "grades" / "ada").mkdir(parents=True)
+    (tmp_path / "grades" / "ada" / "results.json").write_text("{}")
+    assert [s.student for s in discover(tmp_path, skip=tmp_path / "grades")] == ["ada"]

@@ -48,11 +48,14 @@ class Submission:
             return archive.read(self.member)
 
 
-def discover(source: Path) -> list[Submission]:
-    """Every submission under `source` (a folder or a zip), sorted by student."""
+def discover(source: Path, skip: Path | None = None) -> list[Submission]:
+    """Every submission under `source` (a folder or a zip), sorted by student; `skip`: a folder to leave out
+    (the output folder, when it lies inside `source`)."""
     source = Path(source)
     if source.is_dir():
-        files = sorted(str(p.relative_to(source).as_posix()) for p in source.rglob("*") if p.is_file())
+        skip = skip.resolve() if skip is not None else None
+        files = sorted(str(p.relative_to(source).as_posix()) for p in source.rglob("*")
+                       if p.is_file() and (skip is None or skip not in p.resolve().parents))
     elif zipfile.is_zipfile(source):
         with zipfile.ZipFile(source) as archive:
             files = sorted(n for n in archive.namelist() if not n.endswith("/"))

@@ -23,8 +23,8 @@ WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")  # = auto
 
 def grader_files() -> list[Path]:
     """The files whose bytes make the grader's version, in a fixed order."""
-    package = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                     and p.suffix != ".pyc"
+    package = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix != ".pyc"
+                     and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(PACKAGE).parts)
                      and not p.relative_to(PACKAGE).as_posix().startswith(GRADE_NEUTRAL))
     return [*package, REFERENCE, GRADING_YAML, *(ASSIGNMENT / name for name in WORLD_FILES)]
 

@@ -54,7 +54,7 @@ def grade_all(source: Path, out: Path, workers: int | None = None, force: bool =
     settings = yaml.safe_load(GRADING_YAML.read_text())
     parts, job_seconds = list(settings["parts"]), float(settings["batch"]["job_seconds"])
     only = sorted(set(only)) if only else None
-    subs = {s.student: s for s in discover(source)}
+    subs = {s.student: s for s in discover(source, skip=out)}
     version = grader_version()
     out.mkdir(parents=True, exist_ok=True)
 
