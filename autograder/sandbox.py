@@ -36,6 +36,7 @@ CHILD_DIR = Path(__file__).with_name("child")
 WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")
 POLL_SECONDS = 0.2     # how often memory is checked when no cgroup limits it
 KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
+CHILD_ROOT: str | None = None  # where the children's folders go (None: the system's temp folder)
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class Child:
         self._reason: str | None = None
         self.uid: int | None = None
         self._to_child = self._from_child = -1
-        self.home = Path(tempfile.mkdtemp(prefix="lab12-child-")).resolve()
+        self.home = Path(tempfile.mkdtemp(prefix="lab12-child-", dir=CHILD_ROOT)).resolve()
         self.leaf: isolation.CgroupLeaf | None = None
         try:
             self._start(Path(submission))
@@ -285,14 +286,15 @@ class Child:
         return found
 
     def _resident_mb(self) -> float:
+        """Proportional set size of the child's tree (forked copies share pages: RSS would count them twice)."""
         total = 0
         for pid in self._tree():
             try:
-                with open(f"/proc/{pid}/statm") as f:
-                    total += int(f.read().split()[1])
-            except (OSError, IndexError, ValueError):
+                with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                    total += next(int(line.split()[1]) for line in f if line.startswith(b"Pss:"))
+            except (OSError, StopIteration, ValueError):
                 continue
-        return total * os.sysconf("SC_PAGE_SIZE") / 2**20
+        return total / 1024
 
     def members(self) -> set[int]:
         """Every live process of this child: its tree, its uid, or anything naming its folder."""

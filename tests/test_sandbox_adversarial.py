@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, isolation
+from autograder import config, isolation, sandbox
 from autograder.grade import grade
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
 from autograder.report import write_reports
@@ -51,7 +51,7 @@ def arena(monkeypatch):
     """A private temp root for the children's folders (so survivors can be found), removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="lab12-adv-"))
     root.chmod(0o755)
-    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
     yield root
     shutil.rmtree(root, ignore_errors=True)
 
@@ -155,27 +155,41 @@ def test_kernel_escapes_are_refused(tmp_path, arena, cfg):
 
 
 # --------------------------------------------------------------------------- slow: the rest of the suite
+@pytest.fixture(scope="module")
+def zeros_score(tmp_path_factory, cfg):
+    """What an honest compute_gae returning zeros scores (it does pass the padding test, honestly)."""
+    root = Path(tempfile.mkdtemp(prefix="lab12-adv-"))
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sandbox, "CHILD_ROOT", str(root))
+            return attack(tmp_path_factory.mktemp("zeros"), root, "returns_zeros", REFERENCE, {"gae"}, cfg).score
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 @slow
-@pytest.mark.parametrize("name, base, full, words, limits", [
-    ("exit_at_import", REFERENCE, False, "exited with code 0 during importing rlhf.py", {}),
-    ("lying_eq", REFERENCE, False, "compute_gae", {}),
-    ("lying_torch_function", REFERENCE, False, "differ", {}),
-    ("lying_nan", REFERENCE, False, "", {}),
-    ("patch_comparisons", REFERENCE, False, "", {}),
-    ("patch_labeler", REFERENCE, True, "", {}),
-    ("hang_ignoring_signals", REFERENCE, False, "did not finish within 3 s", {"call_seconds": 3}),
-    ("memory_hog", REFERENCE, False, "ran out of memory", {"memory_mb": 700}),
-    ("memory_huge_request", REFERENCE, False, "out of memory", {}),
-    ("fork_bomb", REFERENCE, False, "did not finish within 5 s", {"call_seconds": 5}),
-    ("output_flood", REFERENCE, False, "printed more than 4 MB", {"flood_bytes": 4 << 20}),
-    ("segfault", REFERENCE, False, "signal 11 (SIGSEGV)", {}),
-    ("huge_tensors", REFERENCE, False, "over the limit", {}),
-    ("forged_frames", REFERENCE, False, "", {"call_seconds": 3}),
-    ("network", REFERENCE, True, "", {}),
+@pytest.mark.parametrize("name, deserves, words, limits", [
+    ("exit_at_import", "nothing", "exited with code 0 during importing rlhf.py", {}),
+    ("lying_eq", "nothing", "compute_gae", {}),
+    ("lying_torch_function", "zeros", "differ", {}),
+    ("lying_nan", "nothing", "", {}),
+    ("patch_comparisons", "zeros", "differ", {}),
+    ("patch_labeler", "everything", "", {}),
+    ("hang_ignoring_signals", "nothing", "did not finish within 3 s", {"call_seconds": 3}),
+    ("memory_hog", "nothing", "ran out of memory (limit 700 MB)", {"memory_mb": 700}),
+    ("memory_huge_request", "nothing", "ran out of memory", {}),
+    ("fork_bomb", "nothing", "did not finish within 5 s", {"call_seconds": 5}),
+    ("output_flood", "nothing", "printed more than 4 MB", {"flood_bytes": 4 << 20}),
+    ("segfault", "nothing", "signal 11 (SIGSEGV)", {}),
+    ("huge_tensors", "nothing", "over the limit", {}),
+    ("forged_frames", "nothing", "unreadable answer", {"call_seconds": 3}),
+    ("network", "everything", "", {}),
 ])
-def test_attack_gets_what_it_deserves(tmp_path, arena, cfg, name, base, full, words, limits):
-    result = attack(tmp_path, arena, name, base, {"gae"}, cfg, **limits)
-    assert result.score == (result.max_score if full else 0), [(t.id, t.message) for t in result.tests]
+def test_attack_gets_what_it_deserves(tmp_path, arena, cfg, zeros_score, name, deserves, words, limits):
+    """nothing: 0; zeros: what honest zeros score (the lie adds nothing); everything: the attack broke nothing."""
+    result = attack(tmp_path, arena, name, REFERENCE, {"gae"}, cfg, **limits)
+    expected = {"nothing": 0, "zeros": zeros_score, "everything": result.max_score}[deserves]
+    assert result.score == expected, [(t.id, t.message) for t in result.tests]
     assert words in messages(result, "gae")
 
 
