@@ -1,0 +1,185 @@
+"""The sandbox's layers, one by one: what the child can see and do at each isolation level.
+
+The probes run in a real child (one torch import each, ~2 s); the rest are unit tests. The adversarial
+suite (test_sandbox_adversarial.py) grades whole attack submissions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import struct
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import config, isolation, sandbox, seccomp
+from autograder.child import wire
+from autograder.paths import REFERENCE, ROOT
+
+PROBE = '''
+import ctypes, os, resource, socket, torch
+libc = ctypes.CDLL(None, use_errno=True)
+def show(name, value):
+    print(f"PROBE {name}={value}")
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+show("uid", os.getuid())
+show("groups", os.getgroups())
+show("nonewprivs", status["NoNewPrivs"].strip())
+show("seccomp", status["Seccomp"].strip())
+show("repo", os.path.exists(%(repo)r))
+show("reference", os.path.exists(%(reference)r))
+show("nproc", resource.getrlimit(resource.RLIMIT_NPROC)[0] < 10_000)
+show("core", resource.getrlimit(resource.RLIMIT_CORE))
+show("threads", torch.get_num_threads())
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    show("inet", "allowed")
+except OSError as exc:
+    show("inet", exc.errno)
+a, b = socket.socketpair()
+show("unix", "allowed")
+show("unshare", libc.unshare(0x10000000) == 0 or ctypes.get_errno())
+show("ptrace", libc.ptrace(16, os.getppid(), 0, 0) == 0 or ctypes.get_errno())
+show("setuid0", libc.setuid(0) == 0)
+'''
+
+
+def probe(tmp_path: Path, iso: isolation.Isolation) -> dict[str, str]:
+    path = tmp_path / "rlhf.py"
+    path.write_text(PROBE % {"repo": str(ROOT / "grading.yaml"), "reference": str(REFERENCE)})
+    child = sandbox.Child(path, config.load().limits, iso)
+    try:
+        assert child.hello.get("ok"), child.hello
+        time.sleep(0.1)
+        lines = [line[6:] for line in child.output.text().splitlines() if line.startswith("PROBE ")]
+    finally:
+        child.kill()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def test_bubblewrap_level_hides_the_grader_and_refuses_escapes(tmp_path):
+    iso = isolation.detect()
+    if not iso.bwrap:
+        if os.environ.get("LAB12_SANDBOX") == "bwrap":
+            pytest.fail("LAB12_SANDBOX=bwrap but bubblewrap is not available")
+        pytest.skip("bubblewrap is not available here: " + "; ".join(iso.notes))
+    seen = probe(tmp_path, iso)
+    assert seen["repo"] == "False" and seen["reference"] == "False"
+    assert seen["nonewprivs"] == "1" and seen["seccomp"] == "2"
+    assert seen["inet"] == "1" and seen["unix"] == "allowed"          # EPERM from the filter
+    assert seen["unshare"] == "1" and seen["ptrace"] == "1" and seen["setuid0"] == "False"
+    assert seen["nproc"] == "True" and seen["core"] == "(0, 0)" and seen["threads"] == "1"
+    if iso.own_uid:
+        assert int(seen["uid"]) >= isolation.UID_BASE and seen["groups"] == "[]"
+
+
+def test_rlimits_level_still_filters_and_limits(tmp_path):
+    iso = dataclasses.replace(isolation.detect(), bwrap=None)
+    seen = probe(tmp_path, iso)
+    assert seen["repo"] == "True"            # honest: without bubblewrap the files are visible
+    if seccomp.supported():
+        assert seen["nonewprivs"] == "1" and seen["seccomp"] == "2"
+        assert seen["inet"] == "1" and seen["unshare"] == "1" and seen["ptrace"] == "1"
+    assert seen["nproc"] == "True" and seen["core"] == "(0, 0)" and seen["threads"] == "1"
+    if iso.own_uid:
+        assert int(seen["uid"]) >= isolation.UID_BASE and seen["groups"] == "[]" and seen["setuid0"] == "False"
+
+
+@pytest.mark.parametrize("level", ["bwrap", "rlimits"])
+def test_kill_leaves_no_process_behind(tmp_path, level):
+    iso = isolation.detect() if level == "bwrap" else dataclasses.replace(isolation.detect(), bwrap=None)
+    if level == "bwrap" and not iso.bwrap:
+        pytest.skip("bubblewrap is not available here")
+    path = tmp_path / "rlhf.py"
+    path.write_text("import os, subprocess\n"
+                    "subprocess.Popen(['sleep', '1000'], start_new_session=True)\n"
+                    "if os.fork() == 0:\n    os.setsid()\n    os.execvp('sleep', ['sleep', '1001'])\n")
+    child = sandbox.Child(path, config.load().limits, iso)
+    time.sleep(0.3)
+    assert len(child.members()) >= 3
+    started = time.monotonic()
+    child.kill()
+    assert child.members() == set() and time.monotonic() - started < sandbox.KILL_SECONDS + 1
+
+
+def test_seccomp_program_is_well_formed():
+    program = seccomp.program()
+    if program is None:
+        pytest.skip(f"no filter for {seccomp.machine()}")
+    assert len(program) % 8 == 0 and len(program) // 8 < 100
+    first = struct.unpack("=HBBI", program[:8])
+    assert first == (seccomp.LD_W_ABS, 0, 0, seccomp.ARCH)
+    assert struct.unpack("=HBBI", program[-8:])[3] == seccomp.RET_KILL_PROCESS
+
+
+def test_describe_names_every_missing_layer():
+    full = isolation.Isolation(bwrap="/usr/bin/bwrap", own_uid=True, seccomp=b"x", cgroup=Path("/sys/fs/cgroup/lab12"))
+    assert full.describe() == "bubblewrap + own uid + seccomp + rlimits + cgroup memory limit"
+    bare = isolation.Isolation().describe()
+    assert bare.startswith("no bubblewrap") and "same uid" in bare and "no seccomp" in bare and "polled" in bare
+
+
+def test_forced_rlimits_level(monkeypatch):
+    monkeypatch.setenv("LAB12_SANDBOX", "rlimits")
+    isolation.detect.cache_clear()
+    try:
+        assert isolation.detect().bwrap is None
+    finally:
+        monkeypatch.delenv("LAB12_SANDBOX")
+        isolation.detect.cache_clear()
+
+
+def test_find_cgroup_needs_delegated_memory_and_pids(tmp_path, monkeypatch):
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    (tmp_path / "lab12").mkdir()
+    monkeypatch.setattr(isolation, "CGROUP_MOUNTS", (tmp_path,))
+    monkeypatch.delenv("LAB12_CGROUP", raising=False)
+    (tmp_path / "lab12" / "cgroup.subtree_control").write_text("memory\n")
+    assert isolation.find_cgroup() is None
+    (tmp_path / "lab12" / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    assert isolation.find_cgroup() == tmp_path / "lab12"
+
+
+def test_the_view_covers_grader_files_inside_bound_folders(tmp_path, monkeypatch):
+    monkeypatch.setattr(isolation, "_view_roots", lambda: [ROOT])  # as if the venv held the repository
+    argv = isolation.Isolation(bwrap="bwrap").command(tmp_path, ["python"], None, 1 << 20)
+    covered = {argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"}
+    assert str(ROOT) in covered and str(ROOT / "solutions") in covered
+    assert argv[argv.index("--") + 1:] == ["python"]
+
+
+def test_links_and_fifos_are_not_copied(tmp_path):
+    link = tmp_path / "rlhf.py"
+    link.symlink_to(REFERENCE)
+    with pytest.raises(sandbox.ChildFailure, match="links are not followed"):
+        sandbox.copy_submission(link, tmp_path / "copy.py", 1 << 20)
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    with pytest.raises(sandbox.ChildFailure, match="not a regular file"):
+        sandbox.copy_submission(fifo, tmp_path / "copy.py", 1 << 20)
+
+
+def test_capped_buffer_keeps_the_start_and_reports_a_flood():
+    read, write = os.pipe()
+    flooded = threading.Event()
+    buffer = sandbox.CappedBuffer(10, flood=100, on_flood=flooded.set)
+    drainer = threading.Thread(target=buffer.drain, args=(os.fdopen(read, "rb"),))
+    drainer.start()
+    os.write(write, b"x" * 150)
+    os.close(write)
+    drainer.join(5)
+    assert flooded.is_set() and buffer.text().startswith("x" * 10) and "140 more bytes" in buffer.text()
+
+
+def test_a_half_sent_frame_times_out():
+    read, write = os.pipe()
+    os.write(write, b"RLHF\x00")
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        wire.read_frame(read, deadline=time.monotonic() + 0.3)
+    assert time.monotonic() - started < 2
+    os.close(read)
+    os.close(write)
