@@ -4,9 +4,10 @@
     -> "your advantages look like the recursion ran forwards in time (looks like: forward_recursion)"
 
 Each mistake of the failing function (autograder/bank) runs here in the judge (the bank is trusted
-code, like the reference) on the failing call's arguments. The first one whose output equals the
-submission's answer (same structure and shapes; at the dtype's tolerance; only where mask == 1 when
-the function takes a mask) names the diagnosis. A mistake that gives the reference's own answer on
+code, like the reference) on the failing call's arguments. The ones whose output equals the
+submission's answer (same structure and shapes; at float32's tolerance; only where mask == 1 when
+the function takes a mask) name the diagnosis: the first one's hint, and every matching name (an
+input may not tell two mistakes apart: "(looks like: no_mask or mask_off_by_one)"). A mistake that gives the reference's own answer on
 that input tells nothing (e.g. a detached input: only gradients differ) and is skipped, as is an
 entry that raises. Never raises: no diagnosis is "".
 """
@@ -43,6 +44,7 @@ def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None) -> 
         return ""
     mask = _mask(correct, failure.args, failure.kwargs)
     expected = _run(correct, failure)
+    matches = []
     for entry in bank.mistakes_of(failure.function):
         if entry.part != part:
             continue
@@ -50,8 +52,18 @@ def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None) -> 
         if got is None or (expected is not None and same(got, expected, mask)):
             continue  # the mistake raised, or cannot be told apart by value on this input
         if same(got, failure.answer, mask):
-            return f"{entry.hint} (looks like: {entry.name})"
-    return ""
+            matches.append(entry)
+    if not matches:
+        return ""
+    others = "".join(f" or {e.name}" for e in matches[1:])  # the input cannot tell these apart
+    return f"{matches[0].hint} (looks like: {matches[0].name}{others})"
+
+
+def named(diagnosis: str) -> list[str]:
+    """The mistake names a diagnosis gives, first the one whose hint it shows."""
+    if "(looks like: " not in diagnosis:
+        return []
+    return diagnosis.rsplit("(looks like: ", 1)[1].rstrip(")").split(" or ")
 
 
 def _run(fn, failure: CheckFailed):

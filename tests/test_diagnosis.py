@@ -89,3 +89,12 @@ def test_never_raises_on_odd_failures(monkeypatch):
     assert diagnosis.diagnose("gae", odd, REFERENCE) == ""
     assert diagnosis.diagnose("gae", failure(None), REFERENCE) == ""
     assert diagnosis.diagnose("gae", failure(torch.ones(2, 4)), None) == ""
+
+
+def test_mistakes_the_input_cannot_tell_apart_are_all_named(monkeypatch):
+    use_bank(monkeypatch, entry("forward_recursion", forward_recursion, "forwards"),
+             entry("forward_again", forward_recursion, "forwards again"))
+    answer = forward_recursion(REWARDS, VALUES, MASK, **KWARGS)
+    text = diagnosis.diagnose("gae", failure(answer), REFERENCE)
+    assert text == "forwards (looks like: forward_recursion or forward_again)"
+    assert diagnosis.named(text) == ["forward_recursion", "forward_again"]

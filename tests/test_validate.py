@@ -27,7 +27,7 @@ def test_one_part_validates(capsys):
     entries = first_entries("gae")
     if not entries:
         pytest.skip("the bank has no gae entries yet")
-    assert run("--parts", "gae", "--own-part-only", "--entries", ",".join(entries)) == 0
+    assert run("--parts", "gae", "--elsewhere-examples", "0", "--entries", ",".join(entries)) == 0
     out = capsys.readouterr().out
     assert "mutation score" in out and "every expectation holds" in out
 

@@ -16,8 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parts", default="", help="comma-separated parts to validate (default: all)")
     parser.add_argument("--entries", default="", help="comma-separated bank entry ids (default: all of the parts)")
     parser.add_argument("--workers", type=int, default=2, help="grades run in parallel")
-    parser.add_argument("--own-part-only", action="store_true",
-                        help="grade each bank entry on its own part only (faster; skips 'nowhere else')")
+    parser.add_argument("--elsewhere-examples", type=int, default=5,
+                        help="hypothesis examples per property test when grading a bank entry on the OTHER "
+                             "parts (its own part always runs at grading.yaml's settings); 0 skips them")
     parser.add_argument("--e2e", action="store_true",
                         help="also run the e2e tests for the reference and for the mistakes that calibration "
                              "found to fail e2e tests (autograder/data/e2e_mistakes.json); slow")
@@ -38,7 +39,7 @@ def main(args: argparse.Namespace) -> int:
     e2e_outcomes = None
     if args.e2e:
         e2e_outcomes = json.loads(E2E_OUTCOMES.read_text()) if E2E_OUTCOMES.is_file() else {}
-    subjects = val.subjects_for(parts, check_parts, args.own_part_only, e2e_outcomes)
+    subjects = val.subjects_for(parts, check_parts, args.elsewhere_examples, e2e_outcomes)
     if args.entries:
         keep = {e.strip() for e in args.entries.split(",")}
         subjects = [s for s in subjects if s.kind in ("reference", "starter") or s.label in keep]

@@ -27,8 +27,10 @@ class Subject:
     kind: str                   # reference | starter | mistake | variant
     part: str | None            # a bank entry's part
     name: str | None            # a bank entry's name
-    only: tuple[str, ...]       # first tags to grade
+    only: tuple[str, ...]       # first tags to grade (at grading.yaml's settings)
     must_fail_e2e: tuple[str, ...] = ()
+    elsewhere: tuple[str, ...] = ()   # other check parts, graded with `elsewhere_examples` hypothesis examples
+    elsewhere_examples: int = 0
 
 
 @dataclass
@@ -62,9 +64,14 @@ class Verdict:
     misnamed: list[str] = field(default_factory=list)   # diagnoses naming another mistake
 
 
-def subjects_for(parts: list[str], check_parts: list[str], own_part_only: bool = False,
+def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: int = 5,
                  e2e_outcomes: dict[str, list[str]] | None = None) -> list[Subject]:
-    """Everything to grade for `parts`: reference, starter, then the bank's entries of those parts."""
+    """Everything to grade for `parts`: reference, starter, then the bank's entries of those parts.
+
+    A bank entry is graded on its own part at grading.yaml's settings and on every other check part
+    with `elsewhere_examples` examples per property test (0: not at all). Those checks never call the
+    entry's function, so they run the reference's code: a few examples show it costs nothing there.
+    """
     from autograder import bank
 
     e2e = ("e2e",) if e2e_outcomes is not None else ()
@@ -74,20 +81,22 @@ def subjects_for(parts: list[str], check_parts: list[str], own_part_only: bool =
     for entry in bank.load_all():
         if entry.part not in parts:
             continue
-        only = (entry.part,) if own_part_only else tuple(check_parts)
+        only = (entry.part,)
         must_fail = tuple((e2e_outcomes or {}).get(entry.id, ())) if entry.is_mistake else ()
         if must_fail:
             only += ("e2e",)
+        elsewhere = tuple(p for p in check_parts if p != entry.part) if elsewhere_examples > 0 else ()
         subjects.append(Subject(entry.id, "mistake" if entry.is_mistake else "variant", entry.part,
-                                entry.name, only, must_fail))
+                                entry.name, only, must_fail, elsewhere, elsewhere_examples))
     return subjects
 
 
 def grade_subject(subject: Subject) -> Outcome:
     """Grade one subject (sandboxed, as a student's submission is)."""
+    import dataclasses
     import time
 
-    from autograder import bank
+    from autograder import bank, config
     from autograder.grade import grade
 
     started = time.monotonic()
@@ -101,10 +110,14 @@ def grade_subject(subject: Subject) -> Outcome:
                 entry = next(e for e in bank.load_all() if e.id == subject.label)
                 path = Path(tmp) / "rlhf.py"
                 path.write_text(bank.submission_source(entry))
-            result = grade(path, only=set(subject.only))
+            results = grade(path, only=set(subject.only)).tests
+            if subject.elsewhere:
+                cfg = config.load()
+                few = dataclasses.replace(cfg, hypothesis={**cfg.hypothesis, "max_examples": subject.elsewhere_examples})
+                results += grade(path, only=set(subject.elsewhere), cfg=few).tests
     except Exception as exc:  # report it as this subject's problem, keep validating the others
         return Outcome(subject, [], time.monotonic() - started, f"{type(exc).__name__}: {exc}")
-    tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message) for t in result.tests]
+    tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message) for t in results]
     return Outcome(subject, tests, time.monotonic() - started)
 
 
@@ -155,8 +168,8 @@ def judge(outcome: Outcome) -> Verdict:
         failed_e2e = {t.id.split(".", 1)[1] for t in lost if t.tags[0] == "e2e"}
         verdict.problems += [f"passes e2e.{name}, which calibration says it fails on every seed"
                              for name in s.must_fail_e2e if name not in failed_e2e]
-        tag = f"(looks like: {s.name})"
-        verdict.named = any(tag in t.diagnosis for t in mine)
-        verdict.misnamed = sorted({t.diagnosis.rsplit("(looks like: ", 1)[-1].rstrip(")")
-                                   for t in mine if t.diagnosis and tag not in t.diagnosis})
+        from autograder.diagnosis import named
+        verdict.named = any(s.name in named(t.diagnosis) for t in mine)
+        verdict.misnamed = sorted({" or ".join(named(t.diagnosis)) for t in mine
+                                   if t.diagnosis and s.name not in named(t.diagnosis)})
     return verdict
