@@ -297,15 +297,16 @@ class Child:
         return total / 1024
 
     def members(self) -> set[int]:
-        """Every live process of this child: its tree, its uid, or anything naming its folder."""
-        found = set(self._tree()) if getattr(self, "proc", None) else set()
+        """Every live process of this child: its tree, its uid, or anything naming its folder (~30 ms)."""
+        proc = getattr(self, "proc", None)
+        found = set(self._tree()) if proc is not None and proc.returncode is None else set()  # reaped: pid reusable
         mark = str(self.home).encode()
         for name in filter(str.isdigit, os.listdir("/proc")):
             try:
                 if self.uid is not None and _uids(int(name)) & {self.uid}:
                     found.add(int(name))
                     continue
-                for part in ("cmdline", "environ"):
+                for part in ("cmdline",) if self.uid is not None else ("cmdline", "environ"):
                     with open(f"/proc/{name}/{part}", "rb") as f:
                         if mark in f.read():
                             found.add(int(name))
@@ -336,7 +337,7 @@ class Child:
         while True:
             if proc is not None and proc.poll() is None:
                 try:
-                    proc.wait(timeout=0.05)
+                    proc.wait(timeout=0.2)
                 except subprocess.TimeoutExpired:
                     pass
             left = self.members() if time.monotonic() < deadline else set()

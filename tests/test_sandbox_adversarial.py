@@ -176,6 +176,7 @@ def zeros_score(tmp_path_factory, cfg):
     ("patch_comparisons", "zeros", "differ", {}),
     ("patch_labeler", "everything", "", {}),
     ("hang_ignoring_signals", "nothing", "did not finish within 3 s", {"call_seconds": 3}),
+    ("cpu_burn", "nothing", "used more than 2 s of CPU time", {"cpu_seconds": 2, "call_seconds": 30}),
     ("memory_hog", "nothing", "ran out of memory (limit 700 MB)", {"memory_mb": 700}),
     ("memory_huge_request", "nothing", "ran out of memory", {}),
     ("fork_bomb", "nothing", "did not finish within 5 s", {"call_seconds": 5}),
