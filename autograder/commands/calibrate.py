@@ -38,7 +38,7 @@ def main(args: argparse.Namespace) -> int:
 
     cfg = config.load()
     policy = cfg.raw.get("calibration", {})
-    seeds = args.seeds or int(policy.get("seeds", 50))
+    seeds = args.seeds if args.seeds is not None else int(policy.get("seeds", 50))  # 0: mistakes only
     min_std, min_abs = float(policy.get("min_margin_std", 3.0)), float(policy.get("min_margin", 0.05))
     e2e = cal.apply_overrides(cfg.e2e, args.set)
     tests = [t.strip() for t in args.tests.split(",") if t.strip()]
