@@ -129,5 +129,10 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
     def prop(example):
         body(example)
 
-    with with_reporter(lambda *_: None):
-        prop()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the judge's tensors are tiny: waking OpenMP threads cost ~20 ms an op under load
+    try:
+        with with_reporter(lambda *_: None):
+            prop()
+    finally:
+        torch.set_num_threads(threads)
