@@ -6,12 +6,13 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
-from autograder.checks.hidden.strategies import floats, ragged
+from autograder.checks.hidden.strategies import floats, ragged_ranges
 from autograder.checks.tools import call, for_all
 
 NAMES = ("rewards", "values", "mask")
 FN = ("compute_gae",)
-CASES = st.tuples(ragged(2), floats(0.5, 1.0), floats(0.05, 0.99))  # (inputs, gamma, lam)
+CASES = st.tuples(ragged_ranges(((-5.0, 5.0), (-5.0, 5.0)), garbage=1e3), floats(0.5, 1.0), floats(0.05, 0.99))
+# (inputs (rewards, values), gamma, lam)
 
 
 def _gae(ctx: Context, rewards, values, mask, gamma, lam):
@@ -84,4 +85,17 @@ def padding_ignored(ctx: Context) -> None:
         answer.expect_close(ctx, adv, clean_adv,
                             "advantages change when the padded positions hold other numbers "
                             "(expected: the same inputs with zeros in the padding)", inp.mask)
+    for_all(ctx, CASES, body)
+
+
+@check("gae.returns_are_advantages_plus_values", "returns = advantages + values (your own advantages)",
+       functions=FN)
+def returns_are_advantages_plus_values(ctx: Context) -> None:
+    def body(case):
+        (inp, gamma, lam) = case
+        rewards, values = inp.tensors
+        answer, (adv, ret) = _gae(ctx, rewards, values, inp.mask, gamma, lam)
+        answer.expect_close(ctx, ret, (adv.double() + values.double()).to(ret.dtype),
+                            "returns should be the advantages you return + values (the critic's target), "
+                            "not the discounted reward-to-go", inp.mask)
     for_all(ctx, CASES, body)

@@ -50,3 +50,26 @@ def ragged(draw, n: int, lo: float = -5.0, hi: float = 5.0, max_b: int = 16, max
         junk = draw(matrix((B, T), -garbage, garbage, dtype)) if garbage else torch.zeros(B, T, dtype=dtype)
         tensors.append(torch.where(mask.bool(), values, junk))
     return Ragged(tensors, mask)
+
+
+@st.composite
+def ragged_ranges(draw, ranges: tuple[tuple[float, float], ...], garbage: float = 20.0, max_b: int = 16,
+                  max_t: int = 6, dtype: torch.dtype | None = None) -> Ragged:
+    """Like `ragged`, with one tensor (B, T) per (lo, hi) range, e.g. log-probs in [-4, 0] next to
+    advantages in [-5, 5]. A row is a list of tokens, each a tuple with one value per range, so shrinking
+    deletes whole rows and tokens; the garbage at padded positions, in [-garbage, garbage] (keep exp()
+    finite), comes from one drawn seed."""
+    dtype = dtype or draw(st.sampled_from(DTYPES))
+    seed = draw(st.integers(0, 2**31 - 1))
+    token = st.tuples(*[floats(lo, hi, width=32) for lo, hi in ranges])
+    rows = draw(st.lists(st.lists(token, min_size=1, max_size=max_t), min_size=1, max_size=max_b))
+    lengths = torch.tensor([len(row) for row in rows])
+    T = int(lengths.max()) + draw(st.integers(0, max_t - int(lengths.max())))  # columns of padding only
+    mask = (torch.arange(T)[None, :] < lengths[:, None]).to(dtype)
+    junk = torch.Generator().manual_seed(seed)
+    tensors = []
+    for i in range(len(ranges)):
+        x = ((torch.rand(len(rows), T, generator=junk, dtype=torch.float64) * 2 - 1) * garbage).to(dtype)
+        x[mask.bool()] = torch.tensor([tok[i] for row in rows for tok in row], dtype=dtype)
+        tensors.append(x)
+    return Ragged(tensors, mask)

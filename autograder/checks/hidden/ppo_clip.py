@@ -1,0 +1,160 @@
+"""Hidden checks of ppo_policy_loss and ppo_value_loss: against the reference, and the clipping's structure.
+
+Where a gradient is compared, inputs are kept more than MARGIN away from the points where min/max/clip
+switch branches (there the loss is not differentiable and any subgradient would be fair).
+"""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import strategies as st
+
+from autograder.checks import Context, check
+from autograder.checks.hidden.strategies import floats, ragged_ranges
+from autograder.checks.public.ppo_clip import POLICY_NAMES, VALUE_NAMES, expect_grad, grad_of
+from autograder.checks.tools import Answer, call, fmt, for_all, tolerances
+
+MARGIN = 1e-3
+EPS = floats(0.1, 0.3)
+# (old_logp, logp - old_logp, advantages) and clip_eps: ratios from 0.47 to 2.1
+POLICY_CASES = st.tuples(ragged_ranges(((-4.0, 0.0), (-0.75, 0.75), (-5.0, 5.0))), EPS)
+# ratios from 0.37 to 2.7: most tokens clipped
+FAR_POLICY_CASES = st.tuples(ragged_ranges(((-4.0, 0.0), (-1.0, 1.0), (-5.0, 5.0))), EPS)
+# (old_logp, 0 (padding: garbage), advantages): ratio 1 on every generated token
+RATIO_ONE_CASES = ragged_ranges(((-4.0, 0.0), (0.0, 0.0), (-5.0, 5.0)))
+# (old_values, values - old_values, returns) and clip_eps
+VALUE_CASES = st.tuples(ragged_ranges(((-3.0, 3.0), (-0.75, 0.75), (-3.0, 3.0)), garbage=1e3), EPS)
+FAR_VALUE_CASES = st.tuples(ragged_ranges(((-3.0, 3.0), (-1.5, 1.5), (-3.0, 3.0)), garbage=1e3), EPS)
+
+
+def _policy_inputs(case, away_from_kinks: bool = True):
+    """(logp, old_logp, advantages, mask, clip_eps); ratios within MARGIN of 1 +- clip_eps are set to 1."""
+    inp, eps = case
+    old_logp, log_ratio, advantages = inp.tensors
+    logp = old_logp + log_ratio
+    if away_from_kinks:
+        ratio = torch.exp(logp.double() - old_logp.double())
+        near = ((ratio - (1 + eps)).abs() <= MARGIN) | ((ratio - (1 - eps)).abs() <= MARGIN)
+        logp = torch.where(near, old_logp, logp)
+    return logp, old_logp, advantages, inp.mask, eps
+
+
+def _value_inputs(case, away_from_kinks: bool = True):
+    """(values, old_values, returns, mask, clip_eps), away from the clip boundary and from ties of the max."""
+    inp, eps = case
+    old_values, step, returns = inp.tensors
+    values = old_values + step
+    if away_from_kinks:
+        step = values.double() - old_values.double()
+        values = torch.where(((step.abs() - eps).abs() <= MARGIN), old_values, values)
+        v, old, ret = values.double(), old_values.double(), returns.double()
+        v_clip = old + torch.clamp(v - old, -eps, eps)
+        tie = (((v - ret) ** 2 - (v_clip - ret) ** 2).abs() <= MARGIN) & ((v - old).abs() > eps)
+        returns = torch.where(tie, old_values, returns)
+    return values, old_values, returns, inp.mask, eps
+
+
+def _pattern(grad: torch.Tensor, keep: torch.Tensor, atol: float) -> str:
+    """Which generated tokens have a gradient: 1 nonzero, 0 zero, . padding (rows of the batch)."""
+    rows = ["".join("." if not k else ("1" if abs(g) > atol else "0") for g, k in zip(gr, kr))
+            for gr, kr in zip(grad.tolist(), keep.tolist())]
+    return "nonzero gradient (1) / zero (0) / padding (.): " + " ".join(rows)
+
+
+def _reference(fn, first: torch.Tensor, *rest, clip_eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The reference's loss and its gradient w.r.t. the first argument, in double precision."""
+    x = first.double().requires_grad_(True)
+    loss = fn(x, *[t.double() for t in rest], clip_eps=clip_eps)
+    loss.backward()
+    return loss.detach().to(first.dtype), x.grad.to(first.dtype)
+
+
+def _policy(ctx: Context, logp, old_logp, advantages, mask, eps, grad: bool = True) -> Answer:
+    return call(ctx, "ppo_policy_loss", logp, old_logp, advantages, mask, clip_eps=eps,
+                grad=(0,) if grad else (), names=POLICY_NAMES, shape=())
+
+
+def _value(ctx: Context, values, old_values, returns, mask, eps, grad: bool = True) -> Answer:
+    return call(ctx, "ppo_value_loss", values, old_values, returns, mask, clip_eps=eps,
+                grad=(0,) if grad else (), names=VALUE_NAMES, shape=())
+
+
+@check("ppo_clip.policy_matches_reference",
+       "ppo_policy_loss and d loss / d logp match the reference (ragged masks, float32/64)",
+       functions=("ppo_policy_loss",))
+def policy_matches_reference(ctx: Context) -> None:
+    def body(case):
+        logp, old_logp, advantages, mask, eps = _policy_inputs(case)
+        answer = _policy(ctx, logp, old_logp, advantages, mask, eps)
+        loss, grad = _reference(ctx.ref.ppo_policy_loss, logp, old_logp, advantages, mask, clip_eps=eps)
+        answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference")
+        expect_grad(ctx, answer, grad, "logp", "d loss / d logp differs from the reference")
+    for_all(ctx, POLICY_CASES, body)
+
+
+@check("ppo_clip.policy_clipped_zero_grad",
+       "d loss / d logp is 0 exactly at the tokens whose ratio is clipped, and only there",
+       functions=("ppo_policy_loss",))
+def policy_clipped_zero_grad(ctx: Context) -> None:
+    def body(case):
+        logp, old_logp, advantages, mask, eps = _policy_inputs(case)
+        answer = _policy(ctx, logp, old_logp, advantages, mask, eps)
+        got = grad_of(answer, "logp").double()
+        ratio, adv, keep = torch.exp(logp.double() - old_logp.double()), advantages.double(), mask.bool()
+        clipped = keep & (((ratio > 1 + eps) & (adv > 0)) | ((ratio < 1 - eps) & (adv < 0)))
+        expected = torch.where(keep & ~clipped, -ratio * adv / mask.double().sum(), 0.0)
+        _, atol = tolerances(ctx, logp.dtype)
+        shown = dict(expected=_pattern(expected, keep, atol),
+                     got=f"{_pattern(got, keep, atol)}\n          gradient: {fmt(torch.where(keep, got, torch.nan))}")
+        if (got.abs() > atol)[clipped].any():
+            raise answer.fail("d loss / d logp should be 0 at tokens where the ratio is clipped "
+                              "(ratio > 1 + clip_eps with A > 0, or ratio < 1 - clip_eps with A < 0)", **shown)
+        if (got.abs() <= atol)[keep & (expected.abs() > 10 * atol)].any():
+            raise answer.fail("d loss / d logp is 0 at a token where the ratio is not clipped "
+                              "(only the clipped term of the min has no gradient)", **shown)
+    for_all(ctx, FAR_POLICY_CASES, body)
+
+
+@check("ppo_clip.policy_token_mean",
+       "ppo_policy_loss takes one mean over all mask == 1 tokens of the batch", functions=("ppo_policy_loss",))
+def policy_token_mean(ctx: Context) -> None:
+    def body(inp):
+        logp, old_logp, advantages, mask, eps = _policy_inputs((inp, 0.2), away_from_kinks=False)
+        answer = _policy(ctx, logp, old_logp, advantages, mask, eps, grad=False)
+        m = mask.double()
+        expected = -(advantages.double() * m).sum() / m.sum()
+        answer.expect_close(ctx, answer.value, expected.to(logp.dtype),
+                            "with logp == old_logp (ratio 1) the loss should be minus the mean of the "
+                            "advantages over all mask == 1 tokens of the batch (one token-level mean: not "
+                            "a mean of per-sequence means, padding not counted)")
+    for_all(ctx, RATIO_ONE_CASES, body)
+
+
+@check("ppo_clip.value_matches_reference",
+       "ppo_value_loss and d loss / d values match the reference (ragged masks, float32/64)",
+       functions=("ppo_value_loss",))
+def value_matches_reference(ctx: Context) -> None:
+    def body(case):
+        values, old_values, returns, mask, eps = _value_inputs(case)
+        answer = _value(ctx, values, old_values, returns, mask, eps)
+        loss, grad = _reference(ctx.ref.ppo_value_loss, values, old_values, returns, mask, clip_eps=eps)
+        answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference")
+        expect_grad(ctx, answer, grad, "values", "d loss / d values differs from the reference")
+    for_all(ctx, VALUE_CASES, body)
+
+
+@check("ppo_clip.value_clipped_max",
+       "ppo_value_loss is 0.5 * the token mean of the larger of the clipped and unclipped squared errors",
+       functions=("ppo_value_loss",))
+def value_clipped_max(ctx: Context) -> None:
+    def body(case):
+        values, old_values, returns, mask, eps = _value_inputs(case, away_from_kinks=False)
+        answer = _value(ctx, values, old_values, returns, mask, eps, grad=False)
+        v, old, ret, m = values.double(), old_values.double(), returns.double(), mask.double()
+        v_clip = old + torch.clamp(v - old, -eps, eps)
+        expected = 0.5 * (torch.maximum((v - ret) ** 2, (v_clip - ret) ** 2) * m).sum() / m.sum()
+        answer.expect_close(ctx, answer.value, expected.to(values.dtype),
+                            "the loss should be 0.5 * the mean over mask == 1 tokens of "
+                            "max((values - returns)^2, (v_clip - returns)^2), with v_clip = old_values + "
+                            "clip(values - old_values, -clip_eps, clip_eps): the larger (pessimistic) error")
+    for_all(ctx, FAR_VALUE_CASES, body)
