@@ -125,8 +125,17 @@ def where_formulation(logp, old_logp, advantages, mask, clip_eps=0.2):
     return -objective[keep].mean()
 
 
-@variant("ppo_clip", "ppo_policy_loss", "negated_max")
-def negated_max(logp, old_logp, advantages, mask, clip_eps=0.2):
+@variant("ppo_clip", "ppo_policy_loss", "negated_max_mask_first")
+def negated_max_mask_first(logp, old_logp, advantages, mask, clip_eps=0.2):
+    advantages = advantages * mask  # masked before the min: padded tokens contribute exactly 0
+    ratio = torch.exp(logp - old_logp)
+    a = ratio * advantages
+    b = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantages
+    return -(-torch.max(-a, -b)).sum() / mask.sum()
+
+
+@variant("ppo_clip", "ppo_policy_loss", "negated_losses")
+def negated_losses(logp, old_logp, advantages, mask, clip_eps=0.2):
     ratio = (logp - old_logp).exp()
     losses = -advantages * ratio
     losses_clipped = -advantages * ratio.clamp(1.0 - clip_eps, 1.0 + clip_eps)

@@ -18,7 +18,8 @@ def grad_of(answer: Answer, wrt: str) -> torch.Tensor:
     grad = answer.grads[0]
     if grad is None:
         raise answer.fail(f"the loss is not differentiable w.r.t. {wrt}: was {wrt} detached "
-                          "(.detach(), .item(), .data, torch.no_grad, numpy)?")
+                          "(.detach(), .item(), .data, torch.no_grad, numpy)?",
+                          expected=f"a gradient of the loss w.r.t. {wrt}", got=f"no gradient reached {wrt}")
     return grad
 
 
