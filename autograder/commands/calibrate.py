@@ -28,7 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to write the reference band for the report's plots")
     parser.add_argument("--outcomes", type=Path, default=DATA / "e2e_mistakes.json",
                         help="where to write which mistakes fail which e2e tests (with --mistakes)")
-    parser.add_argument("--raw", type=Path, default=None, help="also write every run's metrics (JSON)")
+    parser.add_argument("--raw", type=Path, default=None,
+                        help="append every run's metrics to this JSON-lines file as it finishes; runs already "
+                             "in it (same settings) are not run again, so an interrupted calibration resumes")
     parser.add_argument("--no-write", action="store_true", help="write neither the band nor the outcomes")
 
 
@@ -51,11 +53,14 @@ def main(args: argparse.Namespace) -> int:
         part = entry_id.split(".")[0]
         tasks += cal.tasks_for([t for t in tests if part in e2e[t]["parts"]], args.mistake_seeds, entry_id)
 
-    started, cpu0 = time.monotonic(), time.process_time()
-    print(f"calibrating {', '.join(tests)}: {seeds} reference seeds, {len(tasks)} tasks on {args.workers} workers")
+    done = cal.load_raw(args.raw, e2e) if args.raw else []
+    tasks = [t for t in tasks if not cal.task_done(t, done)]
+    started = time.monotonic()
+    print(f"calibrating {', '.join(tests)}: {seeds} reference seeds, {len(tasks)} tasks on {args.workers} workers"
+          + (f" ({len(done)} runs resumed from {args.raw})" if done else ""))
     for item in args.set:
         print(f"  setting {item}")
-    runs = cal.run_all(e2e, tasks, args.workers, progress=_progress(started))
+    runs = done + cal.run_all(e2e, tasks, args.workers, progress=_progress(started, args.raw, e2e))
     print(f"done in {time.monotonic() - started:.0f} s wall\n")
 
     rows = cal.summarise(runs, e2e, min_std, min_abs)
@@ -63,9 +68,6 @@ def main(args: argparse.Namespace) -> int:
     outcomes = cal.mistake_outcomes(runs)
     if outcomes:
         print("\n" + format_outcomes(outcomes))
-    if args.raw:
-        args.raw.write_text(json.dumps([{"test": r.test, "seed_index": r.index, "entry": r.entry,
-                                         "metrics": r.metrics, "message": r.message, "history": r.band} for r in runs]))
     if not args.no_write:
         band = cal.reference_band(runs)
         if band:
@@ -98,8 +100,12 @@ def _mistakes(spec: str, tests: list[str], e2e: dict) -> list[str]:
     return ids
 
 
-def _progress(started: float):
+def _progress(started: float, raw: Path | None, e2e: dict):
+    from autograder.validity.calibration import append_raw
+
     def report(done: int, total: int, runs) -> None:
+        if raw:
+            append_raw(raw, runs, e2e)
         what = ", ".join(f"{r.test}[{r.index}]{'/' + r.entry if r.entry else ''}"
                          f"{' FAIL' if r.message and r.entry is None else ''}" for r in runs)
         print(f"  {done}/{total} {time.monotonic() - started:5.0f} s  {what}", flush=True)

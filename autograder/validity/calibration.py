@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import multiprocessing
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import yaml
@@ -141,6 +143,30 @@ def run_all(e2e: dict, tasks: list[Task], workers: int = 2,
 
 def _run_task_star(args: tuple[Task, dict]) -> list[Run]:
     return run_task(*args)
+
+
+def append_raw(path: Path, runs: list[Run], e2e: dict) -> None:
+    """Append runs to a JSON-lines file, each with the settings of its test (to resume safely)."""
+    with open(path, "a") as f:
+        for r in runs:
+            f.write(json.dumps({**dataclasses.asdict(r), "settings": e2e[r.test]}) + "\n")
+
+
+def load_raw(path: Path, e2e: dict) -> list[Run]:
+    """The runs of a JSON-lines file made with the same settings (others are ignored)."""
+    if not path.is_file():
+        return []
+    runs = []
+    for line in path.read_text().splitlines():
+        item = json.loads(line)
+        if item.pop("settings") == e2e.get(item["test"]):
+            runs.append(Run(**item))
+    return runs
+
+
+def task_done(task: Task, runs: list[Run]) -> bool:
+    done = {(r.test, r.index, r.entry) for r in runs}
+    return all((t, task.index, task.entry) in done for t in task.tests)
 
 
 # ---------------------------------------------------------------- summaries
