@@ -61,6 +61,7 @@ def grade_all(source: Path, out: Path, workers: int | None = None, force: bool =
     records: dict[str, dict] = {}
     todo: list[tuple[Submission, str]] = []
     up_to_date = 0
+    last_seconds: dict[str, float] = {}
     for sub in subs.values():
         data = sub.problem.encode() if sub.problem else sub.data()
         key = job_key(data, sub.filename, only, version)
@@ -73,9 +74,11 @@ def grade_all(source: Path, out: Path, workers: int | None = None, force: bool =
             records[sub.student] = store.save(out, failed(job, sub.problem), _identity(sub, version, only))
         else:
             todo.append((sub, key))
+            last_seconds[sub.student] = (old or {}).get("seconds") or float("inf")
             records[sub.student] = _pending(sub)
     console.print(f"{len(subs)} submissions in {source}: {up_to_date} up to date, {len(todo)} to grade"
                   + (f" (--only {','.join(only)})" if only else ""))
+    todo.sort(key=lambda item: -last_seconds[item[0].student])  # longest first (as last time; new ones first)
     gradebook = out / GRADEBOOK
     write_gradebook(gradebook, list(records.values()), parts)
 

@@ -8,6 +8,7 @@ See docs/class-grading.md.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -35,6 +36,7 @@ def main(args: argparse.Namespace) -> int:
         print("grade-all: --workers must be at least 1", file=sys.stderr)
         return 2
     only = [tag.strip() for tag in args.only.split(",") if tag.strip()] or None
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the workers cleanly, like Ctrl-C
     try:
         s = grade_all(args.submissions, args.out, workers=args.workers, force=args.force, only=only, dask=args.dask)
     except KeyboardInterrupt:
@@ -48,3 +50,7 @@ def main(args: argparse.Namespace) -> int:
               "they will be regraded by the next run", file=sys.stderr)
     print(f"gradebook: {args.out / GRADEBOOK}  class report: {args.out / CLASS_REPORT}")
     return 0
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
