@@ -1,7 +1,7 @@
 """Benchmark of `grade-all`: throughput with 1 and 2 workers, a rerun with nothing changed, worker memory.
 
     python benchmarks/grade_all_bench.py                      # 20 mixed submissions, 100 for the rerun
-    python benchmarks/grade_all_bench.py --students 8 --rerun-students 0   # quicker
+    python benchmarks/grade_all_bench.py --students 0 --rerun-students 100  # only the rerun
 
 A mixed class cycles through: correct (the reference), blank (the starter), partly done (the
 reference with one function raising NotImplementedError), a mistake (the reference with the GAE
@@ -81,7 +81,7 @@ def children_cpu() -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=20, help="size of the throughput batch")
+    parser.add_argument("--students", type=int, default=20, help="size of the throughput batch (0: skip)")
     parser.add_argument("--only", default="gae,kl", help="tests of the throughput batch (first tags)")
     parser.add_argument("--rerun-students", type=int, default=100, help="size of the rerun class (0: skip)")
     parser.add_argument("--rerun-only", default="gae", help="tests used to grade the rerun class once")
@@ -89,37 +89,48 @@ def main() -> int:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="lab12-bench-") as tmp:
         tmp = Path(tmp)
-        make_class(tmp / "class", args.students)
-        rates = {}
-        for workers in (1, 2):
-            cpu = children_cpu()
-            seconds = grade_all(tmp / "class", tmp / f"out{workers}", "--only", args.only, "--workers", str(workers))
-            cpu = children_cpu() - cpu
-            done = records(tmp / f"out{workers}")
-            rates[workers] = len(done) / seconds * 60
-            statuses = {s: sum(r["status"] == s for r in done) for s in ("graded", "failed")}
-            print(f"{workers} worker(s): {args.students} submissions (--only {args.only}) in {seconds:.1f} s = "
-                  f"{rates[workers]:.1f}/min; CPU {cpu:.0f} s; {statuses}")
-        print(f"throughput ratio 2 workers / 1 worker: {rates[2] / rates[1]:.2f}x (target >= 1.8)")
-        peak = [r for r in records(tmp / "out1") + records(tmp / "out2") if "worker_peak_mb" in r]
-        print(f"peak RSS of a worker (judge): {max(r['worker_peak_mb'] for r in peak):.0f} MB (target <= 768); "
-              f"largest sandboxed child: {max(r['child_peak_mb'] for r in peak):.0f} MB")
+        if args.students:
+            throughput(tmp, args.students, args.only)
         if args.rerun_students:
-            make_class(tmp / "big", args.rerun_students)
-            seconds = grade_all(tmp / "big", tmp / "outbig", "--only", args.rerun_only)
-            print(f"graded {args.rerun_students} submissions (--only {args.rerun_only}) in {seconds:.1f} s")
-            probe = ("import sys, time; t = time.monotonic(); from autograder.__main__ import main; "
-                     f"main(['grade-all', {str(tmp / 'big')!r}, '--out', {str(tmp / 'outbig')!r}, "
-                     f"'--only', {args.rerun_only!r}]); print('torch' in sys.modules, time.monotonic() - t)")
-            started = time.monotonic()
-            run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
-            wall = time.monotonic() - started
-            torch_loaded, inner = run.stdout.split()[-2:]
-            print(f"rerun with nothing changed, {args.rerun_students} graded submissions: {wall:.2f} s wall "
-                  f"(interpreter start included; {float(inner):.2f} s in grade-all), torch imported: {torch_loaded} "
-                  f"(target < 5 s); {run.stderr.splitlines()[0]}")
+            rerun(tmp, args.rerun_students, args.rerun_only)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
+
+
+def throughput(tmp: Path, students: int, only: str) -> None:
+    """The same mixed class graded from scratch with 1 and with 2 workers."""
+    make_class(tmp / "class", students)
+    rates = {}
+    for workers in (1, 2):
+        cpu = children_cpu()
+        seconds = grade_all(tmp / "class", tmp / f"out{workers}", "--only", only, "--workers", str(workers))
+        cpu = children_cpu() - cpu
+        done = records(tmp / f"out{workers}")
+        rates[workers] = len(done) / seconds * 60
+        statuses = {s: sum(r["status"] == s for r in done) for s in ("graded", "failed")}
+        print(f"{workers} worker(s): {students} submissions (--only {only}) in {seconds:.1f} s = "
+              f"{rates[workers]:.1f}/min; CPU {cpu:.0f} s; {statuses}; load average {os.getloadavg()[0]:.1f}")
+    print(f"throughput ratio 2 workers / 1 worker: {rates[2] / rates[1]:.2f}x (target >= 1.8)")
+    peak = [r for r in records(tmp / "out1") + records(tmp / "out2") if "worker_peak_mb" in r]
+    print(f"peak RSS of a worker (judge): {max(r['worker_peak_mb'] for r in peak):.0f} MB (target <= 768); "
+          f"largest sandboxed child: {max(r['child_peak_mb'] for r in peak):.0f} MB")
+
+
+def rerun(tmp: Path, students: int, only: str) -> None:
+    """Grade a class once, then time the same command again with nothing changed."""
+    make_class(tmp / "big", students)
+    seconds = grade_all(tmp / "big", tmp / "outbig", "--only", only)
+    print(f"graded {students} submissions (--only {only}) in {seconds:.1f} s")
+    probe = ("import sys, time; t = time.monotonic(); from autograder.__main__ import main; "
+             f"main(['grade-all', {str(tmp / 'big')!r}, '--out', {str(tmp / 'outbig')!r}, '--only', {only!r}]); "
+             "print('torch' in sys.modules, time.monotonic() - t)")
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    torch_loaded, inner = run.stdout.split()[-2:]
+    print(f"rerun with nothing changed, {students} graded submissions: {wall:.2f} s wall (interpreter start "
+          f"included; {float(inner):.2f} s in grade-all), torch imported: {torch_loaded} (target < 5 s); "
+          f"{run.stderr.splitlines()[0]}")
 
 
 if __name__ == "__main__":
