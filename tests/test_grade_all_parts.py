@@ -192,3 +192,12 @@ def test_output_folder_inside_the_submissions_is_not_a_student(tmp_path):
     (tmp_path / "grades" / "ada").mkdir(parents=True)
     (tmp_path / "grades" / "ada" / "results.json").write_text("{}")
     assert [s.student for s in discover(tmp_path, skip=tmp_path / "grades")] == ["ada"]
+
+
+def test_wrong_arguments_exit_2_before_any_work(tmp_path):
+    from autograder.__main__ import main
+    (tmp_path / "ada.py").write_text("x = 1\n")
+    assert main(["grade-all", str(tmp_path), "--out", str(tmp_path / "out"), "--only", "gea"]) == 2
+    assert main(["grade-all", str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 2
+    assert main(["grade-all", str(tmp_path), "--out", str(tmp_path / "out"), "--workers", "0"]) == 2
+    assert not (tmp_path / "out").exists()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import os
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -31,6 +32,10 @@ from autograder.paths import GRADING_YAML
 
 GRADEBOOK = "gradebook.csv"
 CLASS_REPORT = "class_report.html"
+
+
+class BatchError(Exception):
+    """The batch cannot start (a wrong argument): exit non-zero with this message."""
 
 
 @dataclass
@@ -54,6 +59,11 @@ def grade_all(source: Path, out: Path, workers: int | None = None, force: bool =
     settings = yaml.safe_load(GRADING_YAML.read_text())
     parts, job_seconds = list(settings["parts"]), float(settings["batch"]["job_seconds"])
     only = sorted(set(only)) if only else None
+    unknown = sorted(set(only or []) - {*parts, "e2e"})
+    if unknown:
+        raise BatchError(f"--only {','.join(unknown)}: not a part ({', '.join(parts)}) nor e2e")
+    if not (source.is_dir() or zipfile.is_zipfile(source)):
+        raise BatchError(f"{source} is neither a folder nor a zip file")
     subs = {s.student: s for s in discover(source, skip=out)}
     version = grader_version()
     out.mkdir(parents=True, exist_ok=True)

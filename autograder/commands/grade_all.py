@@ -27,11 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.batch.run import CLASS_REPORT, GRADEBOOK, grade_all
+    from autograder.batch.run import CLASS_REPORT, GRADEBOOK, BatchError, grade_all
 
-    if not args.submissions.exists():
-        print(f"grade-all: no such folder or zip: {args.submissions}", file=sys.stderr)
-        return 2
     if args.workers is not None and args.workers < 1:
         print("grade-all: --workers must be at least 1", file=sys.stderr)
         return 2
@@ -39,6 +36,9 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the workers cleanly, like Ctrl-C
     try:
         s = grade_all(args.submissions, args.out, workers=args.workers, force=args.force, only=only, dask=args.dask)
+    except BatchError as exc:
+        print(f"grade-all: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("grade-all: stopped; every finished grade is saved, run the same command to continue",
               file=sys.stderr)
