@@ -165,6 +165,25 @@ def test_force_regrades_everything(tmp_path):
     assert stamps(out)["carl"] != first["carl"]
 
 
+def test_retry_failed_regrades_only_the_failed_rows(tmp_path):
+    paths = make_class(tmp_path / "submissions")
+    for name in ("alice", "bob", "dora", "nora", "mallory", "empty"):
+        paths[name].unlink()
+    out = tmp_path / "grades"
+    args = (str(tmp_path / "submissions"), "--out", str(out), "--only", "gae", "--workers", "1")
+    assert grade_all(*args).returncode == 0
+    record = json.loads((out / "eve" / "grade.json").read_text())  # as a worker's death would leave it
+    record.update(status="failed", reason="the grading process was killed by signal 9", score=None, parts={})
+    (out / "eve" / "grade.json").write_text(json.dumps(record))
+    before = stamps(out)
+    assert "2 up to date, 0 to grade" in grade_all(*args).stderr  # a failure is kept: same key, same outcome
+    run = grade_all(*args, "--retry-failed")
+    assert run.returncode == 0 and "1 up to date, 1 to grade" in run.stderr
+    after = stamps(out)
+    assert after["carl"] == before["carl"] and after["eve"] != before["eve"]
+    assert gradebook(out)["eve"]["status"] == "graded"
+
+
 def test_killed_batch_is_completed_by_the_rerun(tmp_path):
     paths = make_class(tmp_path / "submissions")
     for name in ("mallory", "empty", "nora"):

@@ -75,10 +75,15 @@ class LocalPool:
         while len(self._workers) < min(self.size, len(pending)):
             self._workers.append(self._spawn())
         while pending or any(w.job for w in self._workers):
-            for w in self._workers:
+            for i, w in enumerate(self._workers):
                 if w.job is None and pending:
+                    try:
+                        w.conn.send(pending[0])
+                    except OSError:  # it died while idle: the job goes to a fresh worker
+                        self._stop(w)
+                        self._workers[i] = self._spawn()
+                        continue
                     w.job, w.started = pending.popleft(), time.monotonic()
-                    w.conn.send(w.job)
             busy = [w for w in self._workers if w.job is not None]
             deadline = min(w.started for w in busy) + self.job_seconds
             wait([w.conn for w in busy] + [w.process.sentinel for w in busy],

@@ -53,7 +53,8 @@ def default_workers() -> int:
 
 
 def grade_all(source: Path, out: Path, workers: int | None = None, force: bool = False,
-              only: list[str] | None = None, dask: str | None = None, console: Console | None = None) -> Summary:
+              only: list[str] | None = None, dask: str | None = None, console: Console | None = None,
+              retry_failed: bool = False) -> Summary:
     started = time.monotonic()
     console = console or Console(stderr=True, soft_wrap=True)
     settings = yaml.safe_load(GRADING_YAML.read_text())
@@ -76,7 +77,8 @@ def grade_all(source: Path, out: Path, workers: int | None = None, force: bool =
         data = sub.problem.encode() if sub.problem else sub.data()
         key = job_key(data, sub.filename, only, version)
         old = store.load(out, sub.student)
-        if not force and store.is_current(out, old, key):
+        retry = retry_failed and old is not None and old["status"] == "failed" and not sub.problem
+        if not (force or retry) and store.is_current(out, old, key):
             records[sub.student] = old
             up_to_date += 1
         elif sub.problem:  # nothing to grade: its "failed to grade" row needs no worker

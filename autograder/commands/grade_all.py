@@ -1,4 +1,4 @@
-"""`grade-all SUBMISSIONS --out DIR [--workers N] [--force] [--only TAGS] [--dask ADDRESS]`: grade a class.
+"""`grade-all SUBMISSIONS --out DIR [--workers N] [--force] [--retry-failed] [--only TAGS] [--dask ADDRESS]`.
 
 Writes DIR/<student>/ (the reports of `grade` plus grade.json), DIR/gradebook.csv and
 DIR/class_report.html. Restartable: a rerun grades only what is missing or changed.
@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output folder (reused by reruns)")
     parser.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
     parser.add_argument("--force", action="store_true", help="regrade every submission, even unchanged ones")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="regrade the submissions that failed to grade (a worker died or ran out of time)")
     parser.add_argument("--only", default="", help="comma-separated first tags to run, e.g. gae,kl or e2e")
     parser.add_argument("--dask", metavar="ADDRESS", default=None,
                         help="grade on an existing Dask distributed cluster, e.g. tcp://scheduler:8786")
@@ -35,7 +37,8 @@ def main(args: argparse.Namespace) -> int:
     only = [tag.strip() for tag in args.only.split(",") if tag.strip()] or None
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the workers cleanly, like Ctrl-C
     try:
-        s = grade_all(args.submissions, args.out, workers=args.workers, force=args.force, only=only, dask=args.dask)
+        s = grade_all(args.submissions, args.out, workers=args.workers, force=args.force, only=only, dask=args.dask,
+                      retry_failed=args.retry_failed)
     except BatchError as exc:
         print(f"grade-all: {exc}", file=sys.stderr)
         return 2
