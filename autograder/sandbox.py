@@ -10,7 +10,7 @@ hidden tests, not grading.yaml (how, and what degrades without bubblewrap or roo
 autograder/isolation.py and docs/isolation.md). Before any submission code runs, the worker drops to
 its own uid, sets the rlimits and (without bubblewrap) installs the seccomp filter. Output is drained
 concurrently into a capped buffer; a flood stops the child. Every way of failing raises ChildFailure
-with one plain sentence and a `kind`: time, cpu, memory, flood, signal, exit, protocol.
+with one plain sentence and a `kind`: time, cpu, memory, flood, signal, exit, protocol, unreadable.
 """
 
 from __future__ import annotations
@@ -104,13 +104,13 @@ def copy_submission(source: Path, target: Path, max_bytes: int) -> None:
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
-        raise ChildFailure(f"rlhf.py cannot be read ({exc.strerror}; links are not followed)", "exit") from None
+        raise ChildFailure(f"rlhf.py cannot be read ({exc.strerror}; links are not followed)", "unreadable") from None
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise ChildFailure("rlhf.py is not a regular file", "exit")
+            raise ChildFailure("rlhf.py is not a regular file", "unreadable")
         if info.st_size > max_bytes:
-            raise ChildFailure(f"rlhf.py is too large ({info.st_size} bytes)", "exit")
+            raise ChildFailure(f"rlhf.py is too large ({info.st_size} bytes)", "unreadable")
         target.write_bytes(f.read(max_bytes))
     target.chmod(0o644)
 
