@@ -1,9 +1,10 @@
 """Calibrate the end-to-end tests: their measured quantities for the reference over many seeds
 (and for bank mistakes), the margins to grading.yaml's thresholds, and the reference band for plots.
 
-    runs = run_all(e2e_settings, tests, seeds=50, entries=[], workers=2)
-    table = summarise(runs, e2e_settings)          # one Row per (test, criterion)
-    band = reference_band(runs)                    # {test: {metric: {"lo": [...], "hi": [...]}}}
+    tasks = tasks_for(["kl_penalty", "ptx"], seeds=50)            # + tasks_for(..., entry="gae.no_mask")
+    runs = run_all(e2e, tasks, workers=2)                          # e2e: grading.yaml's `e2e` section
+    rows = summarise(runs, e2e, min_margin_std=3, min_margin=0.05)  # one Row per (test, criterion)
+    band = reference_band(runs)                  # {test: {metric: {"lo": [...], "hi": [...]}}}
 
 Seed i of a test is its grading.yaml seed + i (i = 0 is the graded seed). The reference runs in
 process (it is trusted); worker processes use one torch thread each.
