@@ -183,3 +183,40 @@ def test_a_half_sent_frame_times_out():
     assert time.monotonic() - started < 2
     os.close(read)
     os.close(write)
+
+
+@pytest.mark.slow
+def test_startup_cost_of_bubblewrap_is_small(tmp_path):
+    """Prints the numbers for the isolation note: `pytest tests/test_sandbox.py -m slow -k startup -s`."""
+    import statistics
+    import subprocess
+    import sys
+
+    iso = isolation.detect()
+    if not iso.bwrap:
+        pytest.skip("bubblewrap is not available here")
+    tmp_path.chmod(0o755)
+    inner = [sys.executable, "-I", "-S", "-c", ""]
+
+    def median_ms(argv: list[str]) -> float:
+        times = []
+        for _ in range(20):
+            started = time.perf_counter()
+            subprocess.run(argv, check=True, env={"PATH": "/usr/bin:/bin"})
+            times.append(time.perf_counter() - started)
+        return statistics.median(times) * 1000
+
+    plain, wrapped = median_ms(inner), median_ms(iso.command(tmp_path, inner, None, 1 << 20))
+    path = tmp_path / "rlhf.py"
+    path.write_text("x = 1\n")
+    costs = {}
+    for level in (iso, dataclasses.replace(iso, bwrap=None)):
+        started = time.perf_counter()
+        child = sandbox.Child(path, config.load().limits, level)
+        begun = time.perf_counter()
+        child.kill()
+        costs[level.describe()] = ((begun - started) * 1000, (time.perf_counter() - begun) * 1000)
+    print(f"\ninterpreter start: {plain:.0f} ms plain, {wrapped:.0f} ms in bubblewrap (+{wrapped - plain:.0f} ms)")
+    for level, (start, kill) in costs.items():
+        print(f"Child start {start:.0f} ms, kill {kill:.0f} ms: {level}")
+    assert wrapped - plain < 200
