@@ -5,7 +5,8 @@
     argv = iso.command(home, [python, "-I", worker, ...], seccomp_fd, tmp_bytes)
 
 Layers, each used when available and named in the report when missing:
-  bubblewrap   fresh user/pid/net/ipc/uts/mount namespaces; a read-only view of /usr, the interpreter
+  bubblewrap   fresh pid/net/ipc/uts/mount namespaces (and a user namespace when the judge is not
+               root); a read-only view of /usr, the interpreter
                (sys.base_prefix), the installed packages (sys.prefix) and the child's folder; a private
                size-capped /tmp and /dev/shm; dies with the judge. Anything of the grader that lies
                inside a bound folder (the repository, the installed `autograder` package) is covered.
@@ -14,9 +15,9 @@ Layers, each used when available and named in the report when missing:
                as no other process, and the whole uid is killed at the end.
   seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts refused).
   cgroup v2    memory.max, memory.swap.max and pids.max for the child's leaf; used when a delegated
-               folder is found: $LAB12_CGROUP, <cgroup2 mount>/lab12 (scripts/setup.sh makes it as
-               root) or the judge's own cgroup, whichever has memory and pids in cgroup.subtree_control.
-               Without it memory is polled (resident set of the child's process tree, every 0.2 s).
+               folder is found: $LAB12_CGROUP, <cgroup2 mount>/lab12 (docs/isolation.md shows how to
+               make it) or the judge's own cgroup, whichever has memory and pids in cgroup.subtree_control.
+               Without it the judge polls memory (PSS of the child's process tree, every 0.2 s).
 LAB12_SANDBOX=rlimits forces the weakest level (tests of degradation); LAB12_SANDBOX=bwrap makes a
 missing bubblewrap an error (CI and Gradescope set-up must not degrade silently).
 """
@@ -56,7 +57,7 @@ class Isolation:
 
     def describe(self) -> str:
         """One line for reports, e.g. "bubblewrap + own uid + seccomp + rlimits + cgroup memory limit"."""
-        layers = ["bubblewrap" if self.bwrap else "no bubblewrap (the child sees the grader's files and network)",
+        layers = ["bubblewrap" if self.bwrap else "no bubblewrap (the child sees the grader's files)",
                   "own uid" if self.own_uid else "same uid as the grader"]
         layers.append("seccomp" if self.seccomp else "no seccomp")
         layers.append("rlimits")
