@@ -61,7 +61,8 @@ class Isolation:
                   "own uid" if self.own_uid else "same uid as the grader"]
         layers.append("seccomp" if self.seccomp else "no seccomp")
         layers.append("rlimits")
-        layers.append("cgroup memory limit" if self.cgroup else "memory polled (no cgroup)")
+        memory = "memory polled (no cgroup)" if os.path.isdir("/proc") else "no memory limit (no /proc)"
+        layers.append("cgroup memory limit" if self.cgroup else memory)
         return " + ".join(layers)
 
     def command(self, home: Path, inner: list[str], seccomp_fd: int | None, tmp_bytes: int) -> list[str]:
@@ -123,7 +124,7 @@ def detect() -> Isolation:
     notes = []
     program = seccomp.program()
     if program is None:
-        notes.append(f"no seccomp filter for {seccomp.machine()}")
+        notes.append(f"no seccomp filter for {sys.platform} {seccomp.machine()}")
     iso = Isolation(own_uid=os.geteuid() == 0, seccomp=program, cgroup=find_cgroup())
     if iso.cgroup is None:
         notes.append("no delegated cgroup v2 with memory and pids controllers")

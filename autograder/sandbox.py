@@ -298,6 +298,8 @@ class Child:
 
     def members(self) -> set[int]:
         """Every live process of this child: its tree, its uid, or anything naming its folder (~30 ms)."""
+        if not os.path.isdir("/proc"):  # not Linux: the process group is all kill() can reach
+            return set()
         proc = getattr(self, "proc", None)
         found = set(self._tree()) if proc is not None and proc.returncode is None else set()  # reaped: pid reusable
         mark = str(self.home).encode()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import platform
 import struct
+import sys
 
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6] (little-endian hosts)
 NR, ARCH, ARG0 = 0, 4, 16
@@ -61,14 +62,14 @@ def machine() -> str:
 
 
 def supported() -> bool:
-    return machine() in AUDIT_ARCH
+    return sys.platform.startswith("linux") and machine() in AUDIT_ARCH
 
 
 def program() -> bytes | None:
-    """The filter as raw `struct sock_filter` entries, or None where this architecture is not covered."""
-    arch = machine()
-    if arch not in AUDIT_ARCH:
+    """The filter as raw `struct sock_filter` entries, or None where this system is not covered."""
+    if not supported():
         return None
+    arch = machine()
     column = 0 if arch == "x86_64" else 1
     nr = {name: numbers[column] for name, numbers in SYSCALLS.items()}
     code: list[tuple] = [  # (op, jump-if-true label or 0, jump-if-false label or 0, k)
