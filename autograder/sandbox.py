@@ -37,6 +37,7 @@ WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")
 POLL_SECONDS = 0.2     # how often memory is checked when no cgroup limits it
 KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
 CHILD_ROOT: str | None = None  # where the children's folders go (None: the system's temp folder)
+SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")  # writable by anyone: cleaned of a child's files without bwrap
 
 
 @dataclass(frozen=True)
@@ -360,7 +361,28 @@ class Child:
         if self.leaf is not None:
             self.leaf.remove()
             self.leaf = None
+        if self.uid is not None and not self.iso.bwrap:  # no private /tmp: remove what its uid left there
+            for folder in SHARED_TEMP:
+                _remove_owned_by(self.uid, folder)
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _remove_owned_by(uid: int, folder: str) -> None:
+    """Delete the entries of `folder` that belong to `uid` (without following links)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue
 
 
 def _uids(pid: int) -> set[int]:
