@@ -6,38 +6,68 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
-from autograder.checks.hidden.strategies import DTYPES, floats, matrix, ragged
+from autograder.checks.hidden.strategies import DTYPES, floats
 from autograder.checks.public.kl import KL_NAMES, SHAPED_NAMES
 from autograder.checks.tools import call, fmt, for_all, tolerances
 
 KINDS = ("k1", "k2", "k3")
 
 
+def eighths(lo: int, hi: int) -> st.SearchStrategy[float]:
+    """Multiples of 1/8 in [lo, hi], exact in float32 (they shrink faster and read better than floats)."""
+    return st.integers(8 * lo, 8 * hi).map(lambda k: k / 8)
+
+
+def row_pairs(T: int, elements: st.SearchStrategy[float], max_b: int) -> st.SearchStrategy[list]:
+    """1 to max_b rows, each a pair of T-long lists (rows are list items so that shrinking drops whole rows)."""
+    row = st.lists(elements, min_size=T, max_size=T)
+    return st.lists(st.tuples(row, row), min_size=1, max_size=max_b)
+
+
 @st.composite
 def logprob_pairs(draw, max_b: int = 8, max_t: int = 6) -> tuple[torch.Tensor, torch.Tensor, str]:
     """(logp, ref_logp, kind): dense (B, T) log-probs in [-8, 0], float32 or float64."""
-    B, T = draw(st.integers(1, max_b)), draw(st.integers(1, max_t))
-    dtype = draw(st.sampled_from(DTYPES))
-    return (draw(matrix((B, T), -8.0, 0.0, dtype)), draw(matrix((B, T), -8.0, 0.0, dtype)),
-            draw(st.sampled_from(KINDS)))
+    kind, dtype, T = draw(st.sampled_from(KINDS)), draw(st.sampled_from(DTYPES)), draw(st.integers(1, max_t))
+    rows = draw(row_pairs(T, floats(-8.0, 0.0, width=32), max_b))
+    return (torch.tensor([r[0] for r in rows], dtype=dtype), torch.tensor([r[1] for r in rows], dtype=dtype),
+            kind)
 
 
 @st.composite
 def categoricals(draw, max_b: int = 4, max_v: int = 6) -> tuple[torch.Tensor, torch.Tensor, str]:
     """(logp, ref_logp, kind): row b holds log p(x) and log q(x) for every x of a categorical pair (p_b, q_b)."""
-    B, V = draw(st.integers(1, max_b)), draw(st.integers(2, max_v))
-    dtype = draw(st.sampled_from(DTYPES))
-    logits = [draw(matrix((B, V), -4.0, 4.0, torch.float64)) for _ in range(2)]
+    kind, dtype, V = draw(st.sampled_from(KINDS)), draw(st.sampled_from(DTYPES)), draw(st.integers(2, max_v))
+    rows = draw(row_pairs(V, eighths(-4, 4), max_b))
+    logits = [torch.tensor([r[i] for r in rows], dtype=torch.float64) for i in (0, 1)]
     logp, ref_logp = (torch.log_softmax(x, 1).to(dtype) for x in logits)
-    return logp, ref_logp, draw(st.sampled_from(KINDS))
+    return logp, ref_logp, kind
 
 
 @st.composite
-def rollouts(draw):
-    """(scores (B,), logp, ref_logp, mask (B, T), beta, kind): ragged masks, garbage at padding."""
-    inp = draw(ragged(2, lo=-8.0, hi=0.0, max_b=8))
-    scores = draw(matrix(inp.mask.shape[:1], -5.0, 5.0, inp.dtype))
-    return scores, *inp.tensors, inp.mask, draw(floats(0.0, 1.0)), draw(st.sampled_from(KINDS))
+def generated_row(draw, T: int) -> tuple[int, list[float], list[float], float]:
+    """(n, logp[:n], ref_logp[:n], score): a response of n generated tokens, log-probs in [-8, 0]."""
+    n = draw(st.integers(1, T))
+    values = st.lists(eighths(-8, 0), min_size=n, max_size=n)
+    return n, draw(values), draw(values), draw(eighths(-4, 4))
+
+
+@st.composite
+def rollouts(draw, max_b: int = 8, max_t: int = 6, garbage: float = 1e3):
+    """(scores (B,), logp, ref_logp, mask (B, T), beta, kind): ragged prefix masks, scores in [-4, 4] and
+    log-probs in [-8, 0] on generated tokens, garbage in [-garbage, garbage] on padding (from one seed)."""
+    kind, dtype, beta = draw(st.sampled_from(KINDS)), draw(st.sampled_from(DTYPES)), draw(floats(0.0, 1.0))
+    T = draw(st.integers(1, max_t))
+    rows = draw(st.lists(generated_row(T), min_size=1, max_size=max_b))
+    junk = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
+    lengths = torch.tensor([r[0] for r in rows])
+    mask = (torch.arange(T)[None, :] < lengths[:, None]).to(dtype)
+    logps = []
+    for i in (1, 2):
+        x = ((torch.rand(len(rows), T, generator=junk, dtype=torch.float64) * 2 - 1) * garbage).to(dtype)
+        x[mask.bool()] = torch.tensor([v for r in rows for v in r[i]], dtype=dtype)
+        logps.append(x)
+    scores = torch.tensor([r[3] for r in rows], dtype=dtype)
+    return scores, *logps, mask, beta, kind
 
 
 @check("kl.estimate_matches_reference", "kl_estimate matches the reference (k1, k2, k3; float32/64)",
@@ -83,7 +113,7 @@ def shaped_matches_reference(ctx: Context) -> None:
         answer = call(ctx, "shaped_rewards", scores, logp, ref_logp, mask, beta, kind, names=SHAPED_NAMES,
                       shape=tuple(mask.shape))
         expected = ctx.ref.shaped_rewards(scores.double(), logp.double(), ref_logp.double(), mask.double(), beta,
-                                          kind)
+                                          kind) + 0.0  # + 0.0 turns -0.0 into 0.0 for the report
         rtol, atol = tolerances(ctx, scores.dtype)
         wrong = ~torch.isclose(answer.value.double(), expected, rtol=rtol, atol=atol) & mask.bool()
         last = torch.zeros_like(wrong)
