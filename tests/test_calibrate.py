@@ -57,3 +57,13 @@ def test_margins_flag_failures_and_thin_margins():
     assert row.worst_margin == pytest.approx(0.10) and row.ok
     thin = cal.Row("kl_penalty", "gold_gain", ">=", 0.35, [0.37, 0.46, 0.55], 0, 3.0, 0.05)
     assert not thin.ok
+
+
+def test_raw_runs_resume_whatever_the_thresholds(tmp_path):
+    spec = {"points": 5, "seed": 1, "ppo": {"iterations": 70}, "min_gold_gain": 0.35, "max_malformed": 0.1}
+    raw = tmp_path / "raw.jsonl"
+    cal.append_raw(raw, [cal.Run("kl_penalty", 0, None, {"gold_gain": 0.45, "malformed": 0.0}, "", {})],
+                   {"kl_penalty": spec})
+    assert len(cal.load_raw(raw, {"kl_penalty": {**spec, "min_gold_gain": 0.4}})) == 1
+    assert cal.load_raw(raw, {"kl_penalty": {**spec, "ppo": {"iterations": 60}}}) == []
+    assert cal.task_done(cal.Task(("kl_penalty",), 0), cal.load_raw(raw, {"kl_penalty": spec}))
