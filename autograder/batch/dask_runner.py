@@ -5,6 +5,8 @@ which runs the sandboxed grade on its own machine and sends back plain data; the
 the results. Every worker needs this project installed (the same commit: a job reports its
 worker's grader version and the coordinator refuses an outcome from a different grader).
 A job whose worker dies is retried by Dask on another worker, then becomes "failed to grade".
+Dask workers must not be daemonic processes (`DASK_DISTRIBUTED__WORKER__DAEMON=False`): a full
+grade starts a second judge process for the end-to-end tests of lane 1.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import uuid
 from typing import Iterable, Iterator
 
 from autograder.batch.jobs import failed, run_job
+
+
+DAEMON_HINT = "start the Dask workers with DASK_DISTRIBUTED__WORKER__DAEMON=False"
 
 
 def run_on_dask(address: str, jobs: Iterable[dict]) -> Iterator[dict]:
@@ -27,7 +32,10 @@ def run_on_dask(address: str, jobs: Iterable[dict]) -> Iterator[dict]:
         for future in as_completed(futures):
             job = futures[future]
             try:
-                yield future.result()
+                outcome = future.result()
+                if "daemonic processes" in outcome["reason"]:  # the grade could not start its e2e lane
+                    outcome["reason"] += f" ({DAEMON_HINT})"
+                yield outcome
             except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: this submission's row only
                 yield failed(job, f"the Dask job failed: {type(exc).__name__}: {str(exc)[:300]}")
             finally:
