@@ -13,9 +13,9 @@ from autograder.checks.public.rm_loss import BT_NAMES, RANKING_NAMES, bt, expect
 from autograder.checks.tools import call, for_all
 
 
-def eighths(bound: float) -> st.SearchStrategy[float]:
-    """Multiples of 1/8 in [-bound, bound], exact in float32 (they shrink faster and read better than floats)."""
-    return st.integers(-int(8 * bound), int(8 * bound)).map(lambda k: k / 8)
+def eighths(lo: int, hi: int) -> st.SearchStrategy[float]:
+    """Multiples of 1/8 in [lo, hi], exact in float32 (they shrink faster and read better than floats)."""
+    return st.integers(8 * lo, 8 * hi).map(lambda k: k / 8)
 
 
 @st.composite
@@ -25,8 +25,8 @@ def preference_pairs(draw) -> tuple[torch.Tensor, torch.Tensor]:
     Ties are left out because at a gap of exactly 0 a stable formula built from abs/relu has a
     one-sided gradient, which is correct almost everywhere (the known-values check covers ties).
     """
-    dtype, scale = draw(st.sampled_from(DTYPES)), draw(st.sampled_from((4.0, 40.0, 300.0)))
-    pair = st.tuples(eighths(scale), eighths(scale)).filter(lambda p: p[0] != p[1])
+    dtype, scale = draw(st.sampled_from(DTYPES)), draw(st.sampled_from((4, 40, 300)))
+    pair = st.tuples(eighths(-scale, scale), eighths(-scale, scale)).filter(lambda p: p[0] != p[1])
     pairs = draw(st.lists(pair, min_size=1, max_size=16))
     return (torch.tensor([p[0] for p in pairs], dtype=dtype), torch.tensor([p[1] for p in pairs], dtype=dtype))
 
@@ -35,7 +35,7 @@ def preference_pairs(draw) -> tuple[torch.Tensor, torch.Tensor]:
 def rankings(draw, max_n: int = 8, min_k: int = 2, max_k: int = 6) -> tuple[torch.Tensor, torch.Tensor]:
     """(rewards (N, K) with distinct entries in each row, ranking (N, K) long: a permutation per row)."""
     dtype, K = draw(st.sampled_from(DTYPES)), draw(st.integers(min_k, max_k))
-    rewards = st.lists(eighths(10.0), min_size=K, max_size=K, unique=True)
+    rewards = st.lists(eighths(-10, 10), min_size=K, max_size=K, unique=True)
     rows = draw(st.lists(st.tuples(rewards, st.permutations(range(K))), min_size=1, max_size=max_n))
     return (torch.tensor([r[0] for r in rows], dtype=dtype), torch.tensor([r[1] for r in rows], dtype=torch.long))
 
