@@ -4,6 +4,7 @@ Like nbgrader, a release is a pipeline of small single-purpose steps ("preproces
 own module, applied to an in-memory `Tree` (bundle path -> bytes) and driven by the recipes in the
 repository's `release/` folder (which files go where, the handout and script templates):
 
+    tree.py            the in-memory file tree every step adds to
     collect.py         copy the files a recipe lists into the tree
     starter.py         the starter rlhf.py, generated from the reference (solution bodies removed)
     engine.py          the grading engine for the self-check: the modules it imports, minus hidden ones

@@ -20,12 +20,6 @@ class Tree:
         if executable:
             self.executable.add(path)
 
-    def text(self, path: str) -> str:
-        return self.files[path].decode()
-
-    def size(self) -> int:
-        return sum(len(data) for data in self.files.values())
-
     def write(self, folder: Path) -> None:
         """Write every file under `folder` (created as needed)."""
         for path, data in sorted(self.files.items()):
