@@ -1,7 +1,8 @@
 """The lab's parts as the handout and the notebook show them, read from the reference with ast.
 
-Only the interface is read: the module docstring, the `# ==== Part NAME: title` section comments,
-and each function's signature and docstring. Function bodies are never looked at.
+The handout uses only the interface: the module docstring, the `# ==== Part NAME: title` section
+comments, and each function's signature and docstring. Only the nbgrader source notebook (instructors'
+side) takes each whole definition, solution markers included, for its solution cells.
 """
 
 from __future__ import annotations
