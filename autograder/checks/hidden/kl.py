@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from hypothesis import strategies as st
 
@@ -18,6 +20,12 @@ def eighths(lo: int, hi: int) -> st.SearchStrategy[float]:
     return st.integers(8 * lo, 8 * hi).map(lambda k: k / 8)
 
 
+# element strategies, built once (building strategies for every example is slow)
+LOGPROBS, SCORES, LOGPROB_FLOATS = eighths(-8, 0), eighths(-4, 4), floats(-8.0, 0.0, width=32)
+LOGITS = SCORES
+
+
+@functools.lru_cache(maxsize=None)  # strategies are immutable; building them for every example is slow
 def row_pairs(T: int, elements: st.SearchStrategy[float], max_b: int) -> st.SearchStrategy[list]:
     """1 to max_b rows, each a pair of T-long lists (rows are list items so that shrinking drops whole rows)."""
     row = st.lists(elements, min_size=T, max_size=T)
@@ -28,7 +36,7 @@ def row_pairs(T: int, elements: st.SearchStrategy[float], max_b: int) -> st.Sear
 def logprob_pairs(draw, max_b: int = 8, max_t: int = 6) -> tuple[torch.Tensor, torch.Tensor, str]:
     """(logp, ref_logp, kind): dense (B, T) log-probs in [-8, 0], float32 or float64."""
     kind, dtype, T = draw(st.sampled_from(KINDS)), draw(st.sampled_from(DTYPES)), draw(st.integers(1, max_t))
-    rows = draw(row_pairs(T, floats(-8.0, 0.0, width=32), max_b))
+    rows = draw(row_pairs(T, LOGPROB_FLOATS, max_b))
     return (torch.tensor([r[0] for r in rows], dtype=dtype), torch.tensor([r[1] for r in rows], dtype=dtype),
             kind)
 
@@ -37,18 +45,19 @@ def logprob_pairs(draw, max_b: int = 8, max_t: int = 6) -> tuple[torch.Tensor, t
 def categoricals(draw, max_b: int = 4, max_v: int = 6) -> tuple[torch.Tensor, torch.Tensor, str]:
     """(logp, ref_logp, kind): row b holds log p(x) and log q(x) for every x of a categorical pair (p_b, q_b)."""
     kind, dtype, V = draw(st.sampled_from(KINDS)), draw(st.sampled_from(DTYPES)), draw(st.integers(2, max_v))
-    rows = draw(row_pairs(V, eighths(-4, 4), max_b))
+    rows = draw(row_pairs(V, LOGITS, max_b))
     logits = [torch.tensor([r[i] for r in rows], dtype=torch.float64) for i in (0, 1)]
     logp, ref_logp = (torch.log_softmax(x, 1).to(dtype) for x in logits)
     return logp, ref_logp, kind
+
+
 
 
 @st.composite
 def generated_row(draw, T: int) -> tuple[int, list[float], list[float], float]:
     """(n, logp[:n], ref_logp[:n], score): a response of n generated tokens, log-probs in [-8, 0]."""
     n = draw(st.integers(1, T))
-    values = st.lists(eighths(-8, 0), min_size=n, max_size=n)
-    return n, draw(values), draw(values), draw(eighths(-4, 4))
+    return n, [draw(LOGPROBS) for _ in range(n)], [draw(LOGPROBS) for _ in range(n)], draw(SCORES)
 
 
 @st.composite

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import torch
@@ -18,6 +19,12 @@ def eighths(lo: int, hi: int) -> st.SearchStrategy[float]:
     return st.integers(8 * lo, 8 * hi).map(lambda k: k / 8)
 
 
+# 1 to 16 pairs of rewards in [-scale, scale], for small to huge gaps (strategies built once: building is slow)
+PAIR_LISTS = {scale: st.lists(st.tuples(eighths(-scale, scale), eighths(-scale, scale)).filter(lambda p: p[0] != p[1]),
+                              min_size=1, max_size=16)
+              for scale in (4, 40, 300)}
+
+
 @st.composite
 def preference_pairs(draw) -> tuple[torch.Tensor, torch.Tensor]:
     """(r_better, r_worse), each (P,) with P in 1..16, small to huge gaps, never an exact tie.
@@ -25,18 +32,23 @@ def preference_pairs(draw) -> tuple[torch.Tensor, torch.Tensor]:
     Ties are left out because at a gap of exactly 0 a stable formula built from abs/relu has a
     one-sided gradient, which is correct almost everywhere (the known-values check covers ties).
     """
-    dtype, scale = draw(st.sampled_from(DTYPES)), draw(st.sampled_from((4, 40, 300)))
-    pair = st.tuples(eighths(-scale, scale), eighths(-scale, scale)).filter(lambda p: p[0] != p[1])
-    pairs = draw(st.lists(pair, min_size=1, max_size=16))
+    dtype, scale = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(tuple(PAIR_LISTS)))
+    pairs = draw(PAIR_LISTS[scale])
     return (torch.tensor([p[0] for p in pairs], dtype=dtype), torch.tensor([p[1] for p in pairs], dtype=dtype))
+
+
+@functools.lru_cache(maxsize=None)  # strategies are immutable; building them for every example is slow
+def ranked_rows(K: int, max_n: int) -> st.SearchStrategy[list]:
+    """1 to max_n rows (rewards of K responses, all different; a permutation of range(K))."""
+    rewards = st.lists(eighths(-10, 10), min_size=K, max_size=K, unique=True)
+    return st.lists(st.tuples(rewards, st.permutations(range(K))), min_size=1, max_size=max_n)
 
 
 @st.composite
 def rankings(draw, max_n: int = 8, min_k: int = 2, max_k: int = 6) -> tuple[torch.Tensor, torch.Tensor]:
     """(rewards (N, K) with distinct entries in each row, ranking (N, K) long: a permutation per row)."""
     dtype, K = draw(st.sampled_from(DTYPES)), draw(st.integers(min_k, max_k))
-    rewards = st.lists(eighths(-10, 10), min_size=K, max_size=K, unique=True)
-    rows = draw(st.lists(st.tuples(rewards, st.permutations(range(K))), min_size=1, max_size=max_n))
+    rows = draw(ranked_rows(K, max_n))
     return (torch.tensor([r[0] for r in rows], dtype=dtype), torch.tensor([r[1] for r in rows], dtype=torch.long))
 
 
@@ -49,7 +61,7 @@ def _reference(fn, *args: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor
 
 
 def _all_pairs_mean(rewards: torch.Tensor, ranking: torch.Tensor) -> torch.Tensor:
-    """The mean over prompts n and pairs i < j of -log sigmoid(rewards[n, ranking[n, i]] - rewards[n, ranking[n, j]])."""
+    """The mean over prompts n and pairs i < j of -log sigmoid(r[n, ranking[n, i]] - r[n, ranking[n, j]])."""
     r = rewards.double()
     terms = [-torch.nn.functional.logsigmoid(r[n, ranking[n, i]] - r[n, ranking[n, j]])
              for n in range(r.shape[0]) for i, j in itertools.combinations(range(r.shape[1]), 2)]

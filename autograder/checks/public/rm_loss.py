@@ -47,7 +47,8 @@ def bt_known_values(ctx: Context) -> None:
         answer.expect_close(ctx, answer.value, torch.tensor(math.log(2), dtype=dtype),
                             "equal rewards should give a loss of log 2 = 0.6931")
         # gaps r_better - r_worse = [1, -1, 3, 0]
-        answer = bt(ctx, torch.tensor([1.0, 0.0, 2.0, 0.5], dtype=dtype), torch.tensor([0.0, 1.0, -1.0, 0.5], dtype=dtype))
+        r_better = torch.tensor([1.0, 0.0, 2.0, 0.5], dtype=dtype)
+        answer = bt(ctx, r_better, torch.tensor([0.0, 1.0, -1.0, 0.5], dtype=dtype))
         answer.expect_close(ctx, answer.value, mean_pair_loss([1.0, -1.0, 3.0, 0.0], dtype),
                             "the loss should be the mean over pairs of -log sigmoid(r_better - r_worse)")
 
