@@ -28,6 +28,9 @@ def part_points(raw: dict, part: str) -> dict[str, float]:
 def handout_context(lab: Lab, raw: dict, descriptions: dict[str, str], torch: str,
                     has_experiments: bool) -> dict:
     points = {part.name: part_points(raw, part.name) for part in lab.parts}
+    missing = sorted(set(raw["e2e"]) - set(descriptions))
+    if missing:
+        raise ValueError(f"release/recipes.yaml: e2e_descriptions has no entry for {', '.join(missing)}")
     e2e = [{"name": name, "parts": spec["parts"], "points": spec["points"],
             "description": descriptions[name]} for name, spec in raw["e2e"].items()]
     unit_total = sum(p["unit"] for p in points.values())
