@@ -12,6 +12,26 @@ from autograder.paths import REFERENCE, STARTER
 
 PART = "kl"
 ENTRIES = [e for e in bank.load_all() if e.part == PART]
+# the check each mistake must fail (more may fail too)
+MUST_FAIL = {
+    "reversed_log_ratio": "estimate_matches_reference",
+    "k2_without_half": "estimators_known_values",
+    "k3_exp_d": "unbiased_and_nonnegative",
+    "k3_minus_d": "unbiased_and_nonnegative",
+    "k1_abs": "unbiased_and_nonnegative",
+    "kind_ignored": "estimate_matches_reference",
+    "unknown_kind_accepted": "estimators_known_values",
+    "score_on_first_token": "shaped_known_values",
+    "score_on_last_column": "shaped_known_values",
+    "score_one_past_the_end": "shaped_matches_reference",
+    "score_one_early": "shaped_matches_reference",
+    "score_replaces_penalty": "shaped_matches_reference",
+    "penalty_without_beta": "shaped_matches_reference",
+    "penalty_plus_beta": "shaped_known_values",
+    "kind_not_passed": "shaped_matches_reference",
+    "penalty_summed_on_last_token": "shaped_matches_reference",
+    "penalty_mean_with_padding": "shaped_known_values",
+}
 
 
 def grade_part(path: Path) -> GradeResult:
@@ -41,6 +61,7 @@ def test_bank_has_mistakes_with_hints_and_variants():
     mistakes = [e for e in ENTRIES if e.is_mistake]
     assert len(mistakes) >= 8 and len(ENTRIES) - len(mistakes) >= 2
     assert len({e.name for e in ENTRIES}) == len(ENTRIES)
+    assert set(MUST_FAIL) == {e.name for e in mistakes}
     for e in mistakes:
         assert e.hint and "\n" not in e.hint, e.id
     for function in ("kl_estimate", "shaped_rewards"):
@@ -53,6 +74,8 @@ def test_bank_entry_is_graded_as_expected(entry: bank.Entry, tmp_path: Path):
     result = grade_entry(entry, tmp_path)
     failed = [(t.id, t.message) for t in result.tests if not t.passed]
     if entry.is_mistake:
-        assert result.score < result.max_score, f"{entry.id} got full marks"
+        assert f"{PART}.{MUST_FAIL[entry.name]}" in {t for t, _ in failed}, failed
+        for t in result.tests:  # a failed check shows the smallest failing input, unless the call raised
+            assert t.passed or t.failure is None or t.failure.inputs, t.id
     else:
         assert result.score == result.max_score, failed
