@@ -173,7 +173,8 @@ def penalty_without_beta(scores, logp, ref_logp, mask, beta, kind="k1"):
 
 
 @mistake("kl", "shaped_rewards", "penalty_plus_beta",
-         hint="the KL is a penalty: -beta * kl_estimate(...), with a minus sign")
+         hint="the KL penalty has the wrong sign: add -beta * kl_estimate(logp, ref_logp, kind), "
+              "with d = logp - ref_logp")
 def penalty_plus_beta(scores, logp, ref_logp, mask, beta, kind="k1"):
     rewards = beta * kl_estimate(logp, ref_logp, kind) * mask  # noqa: F821
     last = (mask.sum(1).long() - 1).clamp(min=0)
@@ -182,7 +183,7 @@ def penalty_plus_beta(scores, logp, ref_logp, mask, beta, kind="k1"):
 
 
 @mistake("kl", "shaped_rewards", "kind_not_passed",
-         hint="`kind` is not passed on to kl_estimate, so the penalty is always k1")
+         hint="the penalty is always k1: pass `kind` on to kl_estimate (and make kl_estimate use it)")
 def kind_not_passed(scores, logp, ref_logp, mask, beta, kind="k1"):
     rewards = -beta * kl_estimate(logp, ref_logp) * mask  # noqa: F821
     last = (mask.sum(1).long() - 1).clamp(min=0)

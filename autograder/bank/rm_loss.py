@@ -101,7 +101,8 @@ def ranking_ignored(rewards, ranking):
 
 
 @mistake("rm_loss", "ranking_loss", "ranking_worst_first",
-         hint="your pairs look reversed: ranking[n, 0] is the BEST response, ranking[n, K-1] the worst")
+         hint="your pairs look reversed: ranking[n, 0] is the BEST response, and a pair (a above b) "
+              "gives -log sigmoid(r_a - r_b)")
 def ranking_worst_first(rewards, ranking):
     K = rewards.shape[1]
     ordered = rewards.gather(1, ranking)
