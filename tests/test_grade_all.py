@@ -224,8 +224,8 @@ def test_dask_cluster_gives_the_same_gradebook(batch, tmp_path):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(paths[name].read_bytes())
     import dask
-    with dask.config.set({"distributed.worker.daemon": False}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    cluster_args = dict(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with dask.config.set({"distributed.worker.daemon": False}), distributed.LocalCluster(**cluster_args) as cluster:
         summary = grade_all_in_process(classroom, tmp_path / "grades", only=ONLY, dask=cluster.scheduler_address)
     assert (summary.graded, summary.failed, summary.other_grader) == (3, 0, 0)
     local, remote = gradebook(out), gradebook(tmp_path / "grades")
