@@ -22,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 import hypothesis.errors
+import torch
 
 from autograder import checks, config as config_mod
 from autograder.checks import CheckFailed, Context
@@ -145,6 +146,9 @@ def run_lane(path: Path, test_ids: list[str], started: float,
 
     `started` is a time.monotonic() value (shared by every lane on this machine) for the grade's time limit.
     """
+    # One thread per lane: the judge's tensors are tiny (waking OpenMP threads costs ~20 ms an op under
+    # load), and the machine's other core runs the other lane.
+    torch.set_num_threads(1)
     cfg = cfg or config_mod.load()
     registry = checks.load_all()
     reference = load_reference()

@@ -131,13 +131,8 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
     def prop(example):
         body(example)
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the judge's tensors are tiny: waking OpenMP threads cost ~20 ms an op under load
-    try:
-        with with_reporter(lambda *_: None), _no_local_constants():
-            prop()
-    finally:
-        torch.set_num_threads(threads)
+    with with_reporter(lambda *_: None), _no_local_constants():
+        prop()
 
 
 @contextmanager
