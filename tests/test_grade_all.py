@@ -184,6 +184,21 @@ def test_retry_failed_regrades_only_the_failed_rows(tmp_path):
     assert gradebook(out)["eve"]["status"] == "graded"
 
 
+def test_a_dead_worker_costs_only_its_job():
+    import threading
+    from autograder.batch.pool import LocalPool
+    job = {"key": "k", "filename": "rlhf.py", "only": ["gae"]}
+    jobs = [{**job, "student": "victim", "data": b"import time\ntime.sleep(5)\n"},  # still busy when killed
+            {**job, "student": "next", "data": b"def compute_gae(:\n"}]
+    with LocalPool(workers=1, job_seconds=600) as pool:
+        killer = threading.Timer(1.0, lambda: os.kill(pool._workers[0].process.pid, signal.SIGKILL))
+        killer.start()
+        outcomes = {o["student"]: o for o in pool.run(jobs)}
+        killer.join()
+    assert outcomes["victim"]["status"] == "failed" and "killed by signal 9" in outcomes["victim"]["reason"]
+    assert outcomes["next"]["status"] == "graded" and outcomes["next"]["score"] == 0
+
+
 def test_killed_batch_is_completed_by_the_rerun(tmp_path):
     paths = make_class(tmp_path / "submissions")
     for name in ("mallory", "empty", "nora"):

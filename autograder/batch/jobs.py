@@ -12,6 +12,7 @@ reason, so one submission never costs another its grade.
 
 from __future__ import annotations
 
+import os
 import resource
 import tempfile
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from autograder.batch.fingerprint import grader_version
 
 REPORT_FILES = ("results.json", "report.md", "report.html")
+TEMP_PREFIX = "lab12-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
 
 
 def run_job(job: dict) -> dict:
@@ -47,7 +49,7 @@ def _grade(job: dict) -> dict:
     from autograder.grade import grade   # torch and the engine: imported in the worker only
     from autograder.report import write_reports
 
-    with tempfile.TemporaryDirectory(prefix="lab12-batch-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp:
         path = Path(tmp) / "submission" / job["filename"]
         path.parent.mkdir()
         path.write_bytes(job["data"])

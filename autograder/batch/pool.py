@@ -13,15 +13,18 @@ spawned (no fork of the coordinator's threads) and import the grading engine onc
 from __future__ import annotations
 
 import multiprocessing as mp
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from multiprocessing.connection import Connection, wait
 from typing import Iterable, Iterator
 
-from autograder.batch.jobs import failed, run_job
+from autograder.batch.jobs import TEMP_PREFIX, failed, run_job
 
 STOP_SECONDS = 10  # a worker asked to stop (SIGTERM: it kills its sandboxed child) is killed after this
 
@@ -122,12 +125,16 @@ class LocalPool:
                       seconds=time.monotonic() - w.started)
 
     def _stop(self, w: _Worker) -> None:
+        """End a worker (SIGTERM lets it kill its sandboxed child; SIGKILL after STOP_SECONDS), and
+        remove the job folder a killed worker left behind."""
         w.process.terminate()
         w.process.join(timeout=STOP_SECONDS)
         if w.process.is_alive():
             w.process.kill()
             w.process.join(timeout=5)
         w.conn.close()
+        for leftover in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}{w.process.pid}-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
 
     def close(self) -> None:
         """Stop every worker: idle ones leave when their channel closes, busy ones are terminated."""
