@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -227,6 +228,9 @@ def test_killed_batch_is_completed_by_the_rerun(tmp_path):
     assert set(after) == {"alice", "bob", "carl", "dora", "eve"}
     assert {s: after[s] for s in finished} == finished  # finished students were not regraded
     assert all(r["status"] == "graded" for r in gradebook(out).values())
+    dead = [p for p in Path(tempfile.gettempdir()).glob("lab12-batch-*-*")
+            if not Path(f"/proc/{p.name.split('-')[2]}").exists()]
+    assert not dead  # the killed workers' job folders were removed by the rerun
 
 
 def test_dask_cluster_gives_the_same_gradebook(batch, tmp_path):

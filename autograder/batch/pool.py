@@ -75,6 +75,7 @@ class LocalPool:
 
     def run(self, jobs: Iterable[dict]) -> Iterator[dict]:
         """Outcomes of `jobs`, in the order they finish."""
+        _remove_leftovers()
         pending = deque(jobs)
         while len(self._workers) < min(self.size, len(pending)):
             self._workers.append(self._spawn())
@@ -148,3 +149,11 @@ class LocalPool:
                 w.process.kill()
                 w.process.join(timeout=5)
         self._workers = []
+
+
+def _remove_leftovers() -> None:
+    """Job folders of workers that no longer exist (a batch killed with all its workers)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*-*"):
+        pid = folder.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
