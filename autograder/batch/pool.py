@@ -13,6 +13,7 @@ spawned (no fork of the coordinator's threads) and import the grading engine onc
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import shutil
 import signal
 import sys
@@ -155,5 +156,15 @@ def _remove_leftovers() -> None:
     """Job folders of workers that no longer exist (a batch killed with all its workers)."""
     for folder in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*-*"):
         pid = folder.name[len(TEMP_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+        if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
