@@ -150,6 +150,7 @@ class LocalPool:
                 w.process.kill()
                 w.process.join(timeout=5)
         self._workers = []
+        _remove_leftovers()  # again: a killed worker may have been a zombie, still "alive", at the start
 
 
 def _remove_leftovers() -> None:
