@@ -27,7 +27,8 @@ import torch
 
 from lab_helpers import collect_rankings
 from tinylm import load_sft
-from training import Parts, PPOConfig, evaluate_policy, pairwise_accuracy, train_ppo, train_reward_model
+from training import (Parts, PPOConfig, evaluate_policy, pairwise_accuracy, probe_inputs, train_ppo,
+                      train_reward_model)
 
 RUNS = {  # name -> PPO settings on top of PPOConfig's defaults
     "kl": {"beta": 0.2},
@@ -51,20 +52,6 @@ def load_parts(path: Path) -> Parts:
             sys.exit(f"rlhf.{name} is not implemented yet (it raises NotImplementedError). "
                      "Implement it, run the public tests, then run the experiments again.")
     return parts
-
-
-def probe_inputs() -> dict[str, tuple]:
-    """A tiny valid input for each contract function (to find the unimplemented ones before training)."""
-    x, mask = torch.zeros(1, 2), torch.ones(1, 2)
-    return {
-        "bradley_terry_loss": (torch.zeros(1), torch.zeros(1)),
-        "ranking_loss": (torch.zeros(1, 2), torch.tensor([[0, 1]])),
-        "compute_gae": (x, x, mask),
-        "ppo_policy_loss": (x, x, x, mask),
-        "ppo_value_loss": (x, x, x, mask),
-        "kl_estimate": (x, x),
-        "shaped_rewards": (torch.zeros(1), x, x, mask, 0.1),
-    }
 
 
 def progress(name: str):

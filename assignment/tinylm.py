@@ -165,7 +165,9 @@ def sample(model: TinyLM, prompts: list[str], temperature: float = 1.0,
     done = torch.zeros(B, dtype=torch.bool)
     mask = torch.zeros(B, max_new)
     for t in range(max_new):
-        logits = sampling_logits(model(ids)[:, -1, :]) / max(temperature, 1e-6)
+        # rows are independent: a forward pass over at most 512 of them at a time keeps memory small
+        last = torch.cat([model(rows)[:, -1, :] for rows in ids.split(512)])
+        logits = sampling_logits(last) / max(temperature, 1e-6)
         if greedy:
             nxt = logits.argmax(-1)
         else:

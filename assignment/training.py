@@ -51,6 +51,20 @@ class Parts:
         return dataclasses.replace(self, **functions)
 
 
+def probe_inputs() -> dict[str, tuple]:
+    """A tiny valid input for each contract function (to find unimplemented ones before training)."""
+    x, mask = torch.zeros(1, 2), torch.ones(1, 2)
+    return {
+        "bradley_terry_loss": (torch.zeros(1), torch.zeros(1)),
+        "ranking_loss": (torch.zeros(1, 2), torch.tensor([[0, 1]])),
+        "compute_gae": (x, x, mask),
+        "ppo_policy_loss": (x, x, x, mask),
+        "ppo_value_loss": (x, x, x, mask),
+        "kl_estimate": (x, x),
+        "shaped_rewards": (torch.zeros(1), x, x, mask, 0.1),
+    }
+
+
 # ---------------------------------------------------------------- stage 1: the reward model
 def ranking_tensors(rankings: list[dict]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """`collect_rankings` output -> counts (N, K, 10), ranking (N, K) long, gold (N, K)."""

@@ -60,6 +60,8 @@ def run(test_id: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType)
     spec = cfg.e2e[name]
     result = TestResult(test_id, TITLES[name], ["e2e", *spec["parts"]], spec["points"], 0.0, "")
     try:
+        for function in (fn for part in spec["parts"] for fn in cfg.parts[part]):
+            sub.call(function, *training.probe_inputs()[function])  # fail fast before any training
         parts = mixed_parts(cfg, sub, reference, spec["parts"])
         metrics, details, histories = MEASURES[name](cfg, spec, parts, sub.memo)
         message = verdict(name, spec, metrics)
