@@ -93,7 +93,7 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
 
     from autograder import bank, config, e2e as e2e_mod
     from autograder.grade import load_reference
-    from autograder.validity.entries import entry_function
+    from autograder.validity.entries import contract_with
 
     torch.set_num_threads(1)
     cfg = dataclasses.replace(config.load(), e2e=e2e)
@@ -101,7 +101,7 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     parts = e2e_mod.training.Parts.from_module(reference)
     if task.entry is not None:
         entry = next(e for e in bank.load_all() if e.id == task.entry)
-        parts = parts.replace(**{entry.function: entry_function(entry, reference)})
+        parts = parts.replace(**contract_with(entry, reference))
     memo: dict = {}
     runs = []
     for test in task.tests:

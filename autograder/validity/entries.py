@@ -14,7 +14,22 @@ def entry_function(entry: Entry, reference: types.ModuleType) -> Callable:
     another contract function by name (e.g. ranking_loss -> bradley_terry_loss) gets the reference's,
     never another bank entry that happens to share the name in the bank module."""
     impl = entry.impl
-    namespace = {**impl.__globals__, **{name: getattr(reference, name) for name in CONTRACT}}
-    fn = types.FunctionType(impl.__code__, namespace, impl.__name__, impl.__defaults__, impl.__closure__)
-    fn.__kwdefaults__ = impl.__kwdefaults__
-    return fn
+    return _rebind(impl, {**impl.__globals__, **{name: getattr(reference, name) for name in CONTRACT}})
+
+
+def contract_with(entry: Entry, reference: types.ModuleType) -> dict[str, Callable]:
+    """The seven contract functions of "the reference with `entry` in place of its function", as
+    `bank.submission_source` builds that submission: the reference's other functions call the entry
+    through their globals (ranking_loss calls a mistaken bradley_terry_loss, shaped_rewards a
+    mistaken kl_estimate)."""
+    namespace = {**entry.impl.__globals__, **vars(reference)}
+    functions = {name: _rebind(getattr(reference, name), namespace) for name in CONTRACT}
+    functions[entry.function] = _rebind(entry.impl, namespace)
+    namespace.update(functions)
+    return functions
+
+
+def _rebind(fn: Callable, namespace: dict) -> Callable:
+    new = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
