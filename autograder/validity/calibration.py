@@ -156,13 +156,17 @@ def append_raw(path: Path, runs: list[Run], e2e: dict) -> None:
 def load_raw(path: Path, e2e: dict) -> list[Run]:
     """The runs of a JSON-lines file made with the same measured settings (others are ignored), so
     thresholds can be changed and the margins recomputed without training again."""
+    from autograder.e2e import verdict
     if not path.is_file():
         return []
     runs = []
     for line in path.read_text().splitlines():
         item = json.loads(line)
         if item["test"] in e2e and measured(item.pop("settings")) == measured(e2e[item["test"]]):
-            runs.append(Run(**item))
+            run = Run(**item)
+            if run.metrics is not None:  # judged again: the thresholds may have changed
+                run.message = verdict(run.test, e2e[run.test], run.metrics)
+            runs.append(run)
     return runs
 
 
