@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import tempfile
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,11 +132,12 @@ def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> 
                 progress(outcomes[-1])
         return outcomes
     outcomes = []
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        for outcome in pool.imap_unordered(grade_subject, subjects):
-            outcomes.append(outcome)
+    # not multiprocessing.Pool: its daemonic workers cannot start grade()'s second e2e lane
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for future in as_completed([pool.submit(grade_subject, s) for s in subjects]):
+            outcomes.append(future.result())
             if progress:
-                progress(outcome)
+                progress(outcomes[-1])
     order = {s.label: i for i, s in enumerate(subjects)}
     return sorted(outcomes, key=lambda o: order[o.subject.label])
 
