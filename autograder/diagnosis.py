@@ -7,9 +7,9 @@ Each mistake of the failing function (autograder/bank) runs here in the judge (t
 code, like the reference) on the failing call's arguments. The ones whose output equals the
 submission's answer (same structure and shapes; at float32's tolerance; only where mask == 1 when
 the function takes a mask) name the diagnosis: the first one's hint, and every matching name (an
-input may not tell two mistakes apart: "(looks like: no_mask or mask_off_by_one)"). A mistake that gives the reference's own answer on
-that input tells nothing (e.g. a detached input: only gradients differ) and is skipped, as is an
-entry that raises. Never raises: no diagnosis is "".
+input may not tell two mistakes apart: "(looks like: no_mask or mask_off_by_one)"). A mistake that
+gives the reference's own answer on that input tells nothing (e.g. a detached input: only gradients
+differ) and is skipped, as is an entry that raises. Never raises: no diagnosis is "".
 """
 
 from __future__ import annotations

@@ -16,8 +16,6 @@ from __future__ import annotations
 import functools
 from types import ModuleType
 
-import torch
-
 from autograder.config import Config
 from autograder.grade import TestResult
 from autograder.paths import use_world

@@ -19,8 +19,9 @@ def run(*argv: str) -> int:
 
 def first_entries(part: str) -> list[str]:
     entries = [e for e in bank.load_all() if e.part == part]
-    picked = [next((e.id for e in entries if e.is_mistake), None), next((e.id for e in entries if not e.is_mistake), None)]
-    return [p for p in picked if p]
+    mistake = next((e.id for e in entries if e.is_mistake), None)
+    variant = next((e.id for e in entries if not e.is_mistake), None)
+    return [e for e in (mistake, variant) if e]
 
 
 def test_one_part_validates(capsys):

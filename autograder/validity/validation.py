@@ -114,7 +114,8 @@ def grade_subject(subject: Subject) -> Outcome:
             results = grade(path, only=set(subject.only)).tests
             if subject.elsewhere:
                 cfg = config.load()
-                few = dataclasses.replace(cfg, hypothesis={**cfg.hypothesis, "max_examples": subject.elsewhere_examples})
+                few = dataclasses.replace(
+                    cfg, hypothesis={**cfg.hypothesis, "max_examples": subject.elsewhere_examples})
                 results += grade(path, only=set(subject.elsewhere), cfg=few).tests
     except Exception as exc:  # report it as this subject's problem, keep validating the others
         return Outcome(subject, [], time.monotonic() - started, f"{type(exc).__name__}: {exc}")
