@@ -26,8 +26,13 @@ def test_reference_shows_gold_gain_with_kl_and_the_blind_spot_without(tmp_path):
     done = run_experiments("--solution", str(REFERENCE), "--runs", "kl,no-kl", "--out", str(tmp_path / "plots"),
                            cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    table = {line.split()[0]: [float(x) for x in line.split()[1:]]
-             for line in done.stdout.splitlines() if line.split()[:1] in (["SFT"], ["kl"], ["no-kl"])}
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("policy")) + 1
+    table = {}
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        table[line.split()[0]] = [float(x) for x in line.split()[1:]]
     rm, gold, malformed = 0, 1, 2
     assert table["kl"][gold] - table["SFT"][gold] >= 0.35 and table["kl"][malformed] <= 0.05
     assert table["no-kl"][rm] > table["kl"][rm] + 1.0            # the RM is exploited...
