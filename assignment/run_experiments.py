@@ -23,7 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import torch
 
 from lab_helpers import collect_rankings
 from tinylm import load_sft

@@ -7,7 +7,6 @@ import io
 import json
 import zipfile
 
-import pytest
 import yaml
 
 from autograder import sandbox
