@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 from types import ModuleType
+from typing import Any, Callable
 
 import torch
 
@@ -26,17 +27,26 @@ from autograder.validity.entries import entry_function
 # Answers are compared at float32's tolerance whatever their dtype: a mistake's formula is
 # recognised, not graded (grading.yaml's hypothesis tolerances decide the grade).
 RTOL, ATOL = 1e-4, 1e-5
+CONFIRMATIONS = 2  # random variations of the failing input a named mistake must also reproduce
+
+Ask = Callable[[tuple, dict], Any]  # (args, kwargs) -> the submission's answer, or None
 
 
-def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None) -> str:
-    """One line naming the first bank mistake of `failure.function` that reproduces the answer, or ""."""
+def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask: Ask | None = None) -> str:
+    """One line naming the first bank mistake of `failure.function` that reproduces the answer, or "".
+
+    `ask(args, kwargs)` returns the submission's answer to another call of the same function (None if
+    it fails). With it, a mistake is named only if it also reproduces the submission's answers on
+    CONFIRMATIONS random variations of the failing input: a shrunk input is often so degenerate that
+    an unrelated mistake gives the same numbers on it, and a wrong hint misleads more than none.
+    """
     try:
-        return _diagnose(part, failure, reference)
+        return _diagnose(part, failure, reference, ask)
     except Exception:  # a diagnosis is a courtesy: it never costs the grade
         return ""
 
 
-def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None) -> str:
+def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask: Ask | None) -> str:
     if reference is None or not failure.function or failure.answer is None:
         return ""
     correct = getattr(reference, failure.function, None)
@@ -53,6 +63,13 @@ def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None) -> 
             continue  # the mistake raised, or cannot be told apart by value on this input
         if same(got, failure.answer, mask):
             matches.append(entry)
+    if ask is not None and matches:
+        variations = [_vary(correct, failure, seed) for seed in range(CONFIRMATIONS)]
+        answers = [ask(args, kwargs) for args, kwargs in variations]
+        matches = [e for e in matches if all(
+            answer is not None and same(_call(entry_function(e, reference), args, kwargs), answer,
+                                        _mask(correct, args, kwargs))
+            for (args, kwargs), answer in zip(variations, answers))]
     if not matches:
         return ""
     others = "".join(f" or {e.name}" for e in matches[1:])  # the input cannot tell these apart
@@ -68,12 +85,29 @@ def named(diagnosis: str) -> list[str]:
 
 def _run(fn, failure: CheckFailed):
     """fn on copies of the failing call's arguments (no grad), or None when it raises."""
-    args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in failure.args]
+    return _call(fn, failure.args, failure.kwargs)
+
+
+def _call(fn, args: tuple, kwargs: dict):
+    args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
     try:
         with torch.no_grad():
-            return fn(*args, **dict(failure.kwargs))
+            return fn(*args, **dict(kwargs))
     except Exception:
         return None
+
+
+def _vary(fn, failure: CheckFailed, seed: int) -> tuple[tuple, dict]:
+    """The failing call with every float tensor but the mask redrawn (same shapes; fixed seed)."""
+    generator = torch.Generator().manual_seed(seed)
+    mask = _mask(fn, failure.args, failure.kwargs)
+
+    def redraw(x):
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x is not mask:
+            return torch.randn(x.shape, generator=generator, dtype=torch.float64).to(x.dtype)
+        return x
+
+    return tuple(redraw(a) for a in failure.args), {k: redraw(v) for k, v in failure.kwargs.items()}
 
 
 def _mask(fn, args: tuple, kwargs: dict) -> torch.Tensor | None:

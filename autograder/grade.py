@@ -220,7 +220,7 @@ def run_check(check: checks.Check, cfg: config_mod.Config, spec, sub: RemoteSubm
         check.run(Context(sub=sub, ref=reference, hypothesis=cfg.hypothesis))
     except CheckFailed as failure:
         result.failure, result.message = failure, failure.message
-        result.diagnosis = diagnose(check.part, failure, reference)
+        result.diagnosis = diagnose(check.part, failure, reference, ask=_asker(sub, failure.function))
     except SubmissionError as exc:
         result.message = str(exc)
     except hypothesis.errors.Flaky:
@@ -234,10 +234,20 @@ def run_check(check: checks.Check, cfg: config_mod.Config, spec, sub: RemoteSubm
     return result
 
 
-def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None) -> str:
-    """Name the known mistake whose answer on the failing input equals the submission's (or "")."""
+def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask=None) -> str:
+    """Name the known mistake whose answers equal the submission's (or ""); see autograder/diagnosis.py."""
     try:
         from autograder import diagnosis
     except ImportError:  # the student bundle ships no mistake bank
         return ""
-    return diagnosis.diagnose(part, failure, reference)
+    return diagnosis.diagnose(part, failure, reference, ask)
+
+
+def _asker(sub: RemoteSubmission, function: str):
+    """ask(args, kwargs) -> the submission's answer to another call of `function`, None if it fails."""
+    def ask(args: tuple, kwargs: dict):
+        try:
+            return sub.call(function, *args, **kwargs)[0]
+        except SubmissionError:
+            return None
+    return ask

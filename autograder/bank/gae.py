@@ -24,6 +24,24 @@ def forward_recursion(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages, advantages + values
 
 
+@mistake("gae", "compute_gae", "loop_runs_forwards",
+         hint="the loop must run backwards in time (for t in reversed(range(T))): A_t needs A_{t+1}, "
+              "which a forward loop has not computed yet")
+def loop_runs_forwards(rewards, values, mask, gamma=1.0, lam=0.95):
+    T = rewards.shape[1]
+    advantages = torch.zeros_like(rewards)
+    next_value = torch.zeros_like(rewards[:, 0])
+    next_adv = torch.zeros_like(rewards[:, 0])
+    for t in range(T):
+        m = mask[:, t]
+        delta = rewards[:, t] + gamma * next_value - values[:, t]
+        adv = delta + gamma * lam * next_adv
+        advantages[:, t] = adv * m
+        next_value = values[:, t] * m
+        next_adv = adv * m
+    return advantages, advantages + values
+
+
 @mistake("gae", "compute_gae", "no_mask",
          hint="after the last generated token V_{t+1} = 0: bootstrapping from the values at padded positions "
               "(mask == 0) leaks garbage into the advantages")
