@@ -31,5 +31,6 @@ def main(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"{result.submission}")
         print("\n".join(summary_lines(result)))
+        print(f"sandbox: {result.isolation}")
         print(f"reports: {args.out / 'report.md'}  {args.out / 'report.html'}  {args.out / 'results.json'}")
     return 0
