@@ -4,32 +4,60 @@
     value, grads = sub.call("compute_gae", rewards, values, mask, gamma=0.9)
     parts = sub.parts()                # the seven functions as callables for the training code
 
-A failure of the submission (an exception, a timeout, a crash, a wrong type) raises SubmissionError
-with one plain sentence. A function whose call killed the child stays failed with that sentence
-for the rest of the grade (so a hang costs its own tests once, not every example of them), and the
-child is restarted for the other functions.
+A failure of the submission (an exception, a timeout, a crash, a wrong type or shape) raises
+SubmissionError: `str()` is the grader's own sentence, `detail` the text the child produced (its
+exception message, its last output line), cleaned. A function whose call killed the child stays
+failed with that sentence for the rest of the grade (so a hang costs its own tests once, not every
+example of them), and the child is restarted for the other functions.
+
+Nothing the child sends is trusted: every reply is plain data (autograder/child/wire.py), gradients
+must have exactly their argument's shape and dtype, and a RemoteFunction's result exactly the shape
+and dtype the contract gives for its inputs (SHAPES), checked before the training code touches it.
 """
 
 from __future__ import annotations
 
+import builtins
+import re
 import time
 from pathlib import Path
 
 import torch
 
-from autograder.sandbox import Child, ChildFailure, Limits, SandboxError
+from autograder import textsafe
+from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, Limits, SandboxError
 
 CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss",
             "ppo_value_loss", "kl_estimate", "shaped_rewards")
 
 
-class SubmissionError(Exception):
-    """The submission failed to give an answer. `str()` is a sentence for the student; `kind` a label."""
+# The shape each contract function must return, from its tensor arguments (solutions/rlhf.py):
+# () for a loss; (advantages, returns) of rewards' shape; kl and shaped rewards of logp's shape.
+SHAPES = {
+    "bradley_terry_loss": lambda *a: (),
+    "ranking_loss": lambda *a: (),
+    "ppo_policy_loss": lambda *a: (),
+    "ppo_value_loss": lambda *a: (),
+    "compute_gae": lambda rewards, *a: (tuple(rewards.shape), tuple(rewards.shape)),
+    "kl_estimate": lambda logp, *a: tuple(logp.shape),
+    "shaped_rewards": lambda scores, logp, *a: tuple(logp.shape),
+}
+TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 
-    def __init__(self, message: str, kind: str = "error", exc_type: str | None = None):
+
+class SubmissionError(Exception):
+    """The submission failed to give an answer. `str()` is the grader's sentence; `kind` a label.
+
+    `detail` is what the child itself said (its exception message, its last output line), cleaned,
+    "" when none. It may carry the test's input: show it only where that input may be shown.
+    `exc_type` is the name of the exception the child reported (a plain identifier, or None).
+    """
+
+    def __init__(self, message: str, kind: str = "error", exc_type: str | None = None, detail: str = ""):
         super().__init__(message)
         self.kind = kind
         self.exc_type = exc_type
+        self.detail = textsafe.clean(detail, DETAIL_CHARS)
 
 
 class RemoteSubmission:
@@ -53,13 +81,14 @@ class RemoteSubmission:
                 self._import_error = exc
                 raise
             except ChildFailure as exc:
-                self._import_error = SubmissionError(f"rlhf.py could not be imported: {exc}", "import")
+                self._import_error = SubmissionError(f"rlhf.py could not be imported: {exc}", "import",
+                                                     detail=exc.detail)
                 raise self._import_error from None
             if not child.hello.get("ok"):
                 err = _error_of(child.hello)
                 child.kill()
-                self._import_error = SubmissionError(
-                    f"rlhf.py could not be imported: {_describe_raise(err)}", "import", err.get("type"))
+                self._import_error = SubmissionError(f"rlhf.py could not be imported: {_describe_raise(err)}",
+                                                     "import", err.get("type"), err.get("message", ""))
                 raise self._import_error
             self._child = child
         return self._child
@@ -74,11 +103,15 @@ class RemoteSubmission:
             self._child = None
 
     # ------------------------------------------------------------ calls
-    def call(self, fn: str, *args, grad: tuple[int, ...] = (), timeout: float | None = None, **kwargs):
+    def call(self, fn: str, *args, grad: tuple[int, ...] = (), timeout: float | None = None,
+             valid: bool = True, **kwargs):
         """Run `fn(*args, **kwargs)` in the child. Returns (value, grads) as judge-side data.
 
         value is a tensor, a list of values (a tuple was returned) or {"__object__": type name};
-        grads[k] is d(value)/d(args[grad[k]]) as a tensor, or None when no gradient reached it.
+        grads[k] is d(value)/d(args[grad[k]]) as a tensor of exactly args[grad[k]]'s shape and dtype,
+        or None when no gradient reached it. `valid=False`: the inputs are ones the contract rejects
+        (e.g. an unknown `kind`), so a NotImplementedError is an ordinary raised error there, not
+        "not written yet" (only a valid input can show that a function is unwritten).
         """
         if fn in self._broken:
             raise self._broken[fn]
@@ -95,21 +128,27 @@ class RemoteSubmission:
             reply = child.request(request, timeout, what=f"{fn}()")
         except ChildFailure as exc:
             self._child = None
-            self._broken[fn] = SubmissionError(str(exc)[0].upper() + str(exc)[1:], "died")
+            self._broken[fn] = SubmissionError(str(exc)[0].upper() + str(exc)[1:], "died", detail=exc.detail)
             raise self._broken[fn] from None
         if not reply.get("ok"):
             err = _error_of(reply)
             kind = "missing" if err.get("kind") == "missing" else "raised"
-            if err.get("type") == "NotImplementedError":
+            if err.get("type") == "NotImplementedError" and valid:
                 kind = "not_implemented"
-            error = SubmissionError(f"{fn} {_describe_raise(err)}", kind, err.get("type"))
+            sentence = f"rlhf.py does not define {fn}" if kind == "missing" else f"{fn} {_describe_raise(err)}"
+            error = SubmissionError(sentence, kind, err.get("type"), err.get("message", "") if kind == "raised" else "")
             if kind in ("missing", "not_implemented"):  # no other input will change that answer
                 self._broken[fn] = error
             raise error
         grads = reply.get("grads") or []
-        if not isinstance(grads, list) or len(grads) != len(grad) or not all(
-                g is None or isinstance(g, torch.Tensor) and g.numel() == args[i].numel() for i, g in zip(grad, grads)):
+        if not isinstance(grads, list) or len(grads) != len(grad):
             raise SubmissionError(f"{fn}: the child sent a malformed answer", "protocol")
+        for i, g in zip(grad, grads):
+            if g is not None and (not isinstance(g, torch.Tensor) or g.shape != args[i].shape
+                                  or g.dtype != args[i].dtype):
+                got = f"shape {tuple(g.shape)} ({_dtype(g.dtype)})" if isinstance(g, torch.Tensor) else "no tensor"
+                raise SubmissionError(f"{fn}: the gradient for argument {i + 1} has {got}, expected shape "
+                                      f"{tuple(args[i].shape)} ({_dtype(args[i].dtype)})", "shape")
         return reply.get("result"), grads
 
     def parts(self, names: tuple[str, ...] = CONTRACT) -> dict[str, "RemoteFunction"]:
@@ -117,23 +156,30 @@ class RemoteSubmission:
 
 
 def _error_of(reply: dict) -> dict:
-    """The error of a failed reply, with plain short strings only (the child may send anything)."""
+    """The error of a failed reply as {kind, type, message, line}: a plain identifier for the type,
+    cleaned text for the message, an int line (the child may send anything)."""
     err = reply.get("error")
     err = err if isinstance(err, dict) else {}
-    clean = {k: str(err[k])[:500] for k in ("kind", "type", "message") if isinstance(err.get(k), (str, int, float))}
-    if isinstance(err.get("line"), int):
+    clean = {"kind": "missing" if err.get("kind") == "missing" else "raised"}
+    name = err.get("type")
+    if isinstance(name, str) and TYPE_NAME.fullmatch(name):
+        clean["type"] = name
+    if isinstance(err.get("message"), str):
+        clean["message"] = textsafe.clean(err["message"], DETAIL_CHARS)
+    if type(err.get("line")) is int and 0 < err["line"] < 10 ** 7:
         clean["line"] = err["line"]
-    if clean.get("type") == "MemoryError" or "can't allocate memory" in clean.get("message", ""):
-        clean["message"] = "ran out of memory (" + clean.get("message", "")[:200] + ")"
     return clean
 
 
 def _describe_raise(err: dict) -> str:
-    if err.get("kind") == "missing":
-        return str(err.get("message", "is missing"))
+    """The grader's sentence for a raised exception, e.g. "raised ValueError at line 12" (no child text:
+    a type that is not Python's own is named only as "an exception of its own class")."""
+    name = err.get("type", "")
+    known = isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), BaseException)
+    shown = name if known else "an exception of its own class" if name else "an exception"
     where = f" at line {err['line']}" if err.get("line") else ""
-    message = str(err.get("message", ""))
-    return f"raised {err.get('type', 'an exception')}{where}" + (f": {message}" if message else "")
+    memory = " (out of memory)" if name == "MemoryError" or "can't allocate memory" in err.get("message", "") else ""
+    return f"raised {shown}{where}{memory}"
 
 
 class RemoteFunction:
@@ -149,16 +195,16 @@ class RemoteFunction:
     def __call__(self, *args, **kwargs):
         grad = tuple(i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad)
         value, grads = self.submission.call(self.name, *[_plain(a) for a in args], grad=grad, **kwargs)
-        value = _expect_tensors(self.name, value, like=next(a for a in args if isinstance(a, torch.Tensor)))
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        value = _expect_tensors(self.name, value, SHAPES[self.name](*tensors), tensors[0].dtype)
         if not grad:
             return value
         if any(g is None for g in grads):
             raise SubmissionError(f"{self.name} returned a loss that is not differentiable in its inputs "
                                   "(was an input detached?)", "no_grad")
         surrogate = value.detach().clone()
-        for i, g in zip(grad, grads):
-            x = args[i]
-            surrogate = surrogate + (g.to(x.dtype).reshape(x.shape) * (x - x.detach())).sum()
+        for i, g in zip(grad, grads):  # call() checked that g has exactly args[i]'s shape and dtype
+            surrogate = surrogate + (g * (args[i] - args[i].detach())).sum()
         return surrogate
 
 
@@ -166,16 +212,28 @@ def _plain(x):
     return x.detach() if isinstance(x, torch.Tensor) else x
 
 
-def _expect_tensors(fn: str, value, like: torch.Tensor):
-    """Check a returned value is a tensor (or a tuple of them; a scalar must be finite), in `like`'s dtype.
+def _dtype(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
 
-    Non-scalar outputs may hold anything at padded positions; the training code masks those.
+
+def _expect_tensors(fn: str, value, shape, dtype: torch.dtype):
+    """Check a returned value against the contract: a tensor of exactly `shape` (a tuple of shapes: a
+    tuple of that many tensors) and `dtype`; a scalar must be finite. Raises SubmissionError ("type",
+    "shape", "nonfinite"). Non-scalar outputs may hold anything at padded positions; training masks those.
     """
-    if isinstance(value, list):
-        return tuple(_expect_tensors(fn, v, like) for v in value)
+    if shape and isinstance(shape[0], tuple):
+        if not isinstance(value, list) or len(value) != len(shape):
+            raise SubmissionError(f"{fn} should return a tuple of {len(shape)} tensors", "type")
+        return tuple(_expect_tensors(fn, v, s, dtype) for v, s in zip(value, shape))
     if not isinstance(value, torch.Tensor):
-        name = value.get("__object__", "value") if isinstance(value, dict) else type(value).__name__
+        name = value.get("__object__") if isinstance(value, dict) else None
+        name = name if isinstance(name, str) and TYPE_NAME.fullmatch(name) else "value"
         raise SubmissionError(f"{fn} returned a {name}, not a tensor", "type")
-    if value.dim() == 0 and value.is_floating_point() and not torch.isfinite(value):
+    if tuple(value.shape) != tuple(shape):
+        raise SubmissionError(f"{fn} returned shape {tuple(value.shape)}, expected {tuple(shape)}", "shape")
+    if value.dtype != dtype:
+        raise SubmissionError(f"{fn} returned {_dtype(value.dtype)} for {_dtype(dtype)} inputs "
+                              "(return the input dtype)", "type")
+    if value.dim() == 0 and not torch.isfinite(value):
         raise SubmissionError(f"{fn} returned a non-finite value ({value.item()})", "nonfinite")
-    return value.to(like.dtype)
+    return value

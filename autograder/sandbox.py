@@ -9,8 +9,10 @@ submission (copied without following links), and nothing of the judge: not the r
 hidden tests, not grading.yaml (how, and what degrades without bubblewrap or root: see
 autograder/isolation.py and docs/isolation.md). Before any submission code runs, the worker drops to
 its own uid, sets the rlimits and (without bubblewrap) installs the seccomp filter. Output is drained
-concurrently into a capped buffer; a flood stops the child. Every way of failing raises ChildFailure
-with one plain sentence and a `kind`: time, cpu, memory, flood, signal, exit, protocol, unreadable.
+concurrently into a capped buffer; what is past the cap is read, counted and dropped (printing never
+stops the child: the time limits bound its cost). Every way of failing raises ChildFailure with one
+plain sentence of the grader's own (no text of the child) and a `kind`: time, cpu, memory, signal,
+exit, protocol, unreadable; what the child itself said (its last output line) is in `detail`, cleaned.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import isolation
+from autograder import isolation, textsafe
 from autograder.child import wire
 from autograder.paths import ASSIGNMENT
 
@@ -53,16 +55,23 @@ class Limits:
     open_files: int
     cpu_seconds: float         # CPU time of one child process, all its calls together (RLIMIT_CPU)
     address_space_mb: int      # RLIMIT_AS: a generous backstop (torch reserves ~0.7 GB it never uses)
-    flood_bytes: int           # printing more than this stops the child
     tmp_mb: int                # size of the private /tmp (and of /dev/shm) under bubblewrap
 
 
-class ChildFailure(Exception):
-    """The child stopped answering. `str()` is a plain sentence; `kind` one of the words above."""
+DETAIL_CHARS = 500     # longest child-produced text kept in an error's `detail`
 
-    def __init__(self, message: str, kind: str):
+
+class ChildFailure(Exception):
+    """The child stopped answering. `str()` is the grader's sentence; `kind` one of the words above.
+
+    `detail` is text the child produced (its last output line), cleaned, "" when none: it may carry a
+    hidden input, so reports show it only where the test's inputs may be shown.
+    """
+
+    def __init__(self, message: str, kind: str, detail: str = ""):
         super().__init__(message)
         self.kind = kind
+        self.detail = textsafe.clean(detail, DETAIL_CHARS)
 
 
 class SandboxError(Exception):
@@ -75,29 +84,26 @@ def isolation_report() -> str:
 
 
 class CappedBuffer:
-    """Collects a stream's bytes up to a cap, counting (not keeping) the rest; calls `on_flood` once past `flood`."""
+    """Collects a stream's bytes up to a cap; the rest is read to the end, counted and dropped."""
 
-    def __init__(self, cap: int, flood: int | None = None, on_flood=None):
+    def __init__(self, cap: int):
         self.cap, self.data, self.dropped = cap, bytearray(), 0
-        self.flood, self.on_flood, self.total = flood, on_flood, 0
         self.lock = threading.Lock()
 
     def drain(self, stream) -> None:
-        for chunk in iter(lambda: stream.read1(65536), b""):
+        for chunk in iter(lambda: stream.read1(1 << 20), b""):
             with self.lock:
                 room = self.cap - len(self.data)
-                self.data += chunk[:room]
-                self.dropped += max(0, len(chunk) - room)
-                self.total += len(chunk)
-                flooded = self.flood is not None and self.total > self.flood
-            if flooded and self.on_flood is not None:
-                self.on_flood()
-                self.on_flood = None
+                if room > 0:
+                    self.data += chunk[:room]
+                self.dropped += max(0, len(chunk) - max(room, 0))
 
     def text(self) -> str:
+        """The kept output, cleaned, and how much was dropped."""
         with self.lock:
-            out = self.data.decode(errors="replace")
-            return out + (f"\n[... {self.dropped} more bytes of output cut]" if self.dropped else "")
+            out = textsafe.clean(self.data.decode(errors="replace"), self.cap)
+            dropped = self.dropped
+        return out + (f"\n[... {dropped} more bytes of output were printed and not kept]" if dropped else "")
 
 
 def copy_submission(source: Path, target: Path, max_bytes: int) -> None:
@@ -137,10 +143,11 @@ class Child:
             self._send(wire.encode(self._setup()), deadline, "starting the sandbox", limits.import_seconds)
             ready = self._receive(deadline, limits.import_seconds, "starting the sandbox")
         except ChildFailure as exc:
-            raise SandboxError(f"the sandbox did not start: {exc}") from None
+            raise SandboxError(f"the sandbox did not start: {exc}" + (f" ({exc.detail})" if exc.detail else "")) from None
         if not ready.get("ready"):
             self.kill()
-            raise SandboxError(f"the sandbox could not confine the child: {ready.get('error')}")
+            raise SandboxError("the sandbox could not confine the child: "
+                               + textsafe.clean(str(ready.get("error")), DETAIL_CHARS))
         self.hello = self._receive(deadline, limits.import_seconds, "importing rlhf.py")
 
     def _start(self, submission: Path) -> None:
@@ -182,7 +189,7 @@ class Child:
             for fd in passed:
                 os.close(fd)
         os.set_blocking(self._to_child, False)
-        self.output = CappedBuffer(self.limits.output_bytes, self.limits.flood_bytes, lambda: self._stop("flood"))
+        self.output = CappedBuffer(self.limits.output_bytes)
         self._drainer = threading.Thread(target=self.output.drain, args=(self.proc.stdout,), daemon=True)
         self._drainer.start()
         self.uid = isolation.UID_BASE + self.proc.pid if self.iso.own_uid else None
@@ -233,7 +240,8 @@ class Child:
             raise ChildFailure(*self._death(what)) from None
         except wire.WireError as exc:
             self.kill()
-            raise ChildFailure(f"{what} sent an unreadable answer ({exc})", "protocol") from None
+            reason = str(exc).split(":", 1)[0]  # wire's own words; what follows a colon quotes the child
+            raise ChildFailure(f"{what} sent an unreadable answer ({reason})", "protocol", str(exc)) from None
         if not isinstance(message, dict):
             self.kill()
             raise ChildFailure(f"{what} sent a malformed answer", "protocol")
@@ -244,32 +252,30 @@ class Child:
         self.kill()
         raise ChildFailure(f"{what} did not finish within {timeout:g} s (time limit) and was stopped", "time")
 
-    def _death(self, what: str) -> tuple[str, str]:
-        """Why the channel closed, as (sentence, kind)."""
+    def _death(self, what: str) -> tuple[str, str, str]:
+        """Why the channel closed, as (sentence, kind, detail)."""
         try:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
         oom = self.leaf is not None and self.leaf.oom_kills() > 0
         self.kill()
-        printed = self.output.text().strip().splitlines()
-        last = f" (last output: {printed[-1][:200]})" if printed else ""
+        with self.output.lock:
+            printed = self.output.data.decode(errors="replace").strip().splitlines()
+        last = f"last output: {printed[-1]}" if printed else ""
         lim = self.limits
         if self._reason == "memory" or oom:
-            return f"the submission ran out of memory (limit {lim.memory_mb} MB) during {what} and was stopped", "memory"
-        if self._reason == "flood":
-            return (f"the submission printed more than {lim.flood_bytes >> 20} MB of output during {what} "
-                    "and was stopped"), "flood"
+            return f"the submission ran out of memory (limit {lim.memory_mb} MB) during {what} and was stopped", "memory", ""
         if code is None:
-            return f"the submission closed its channel during {what}", "exit"
+            return f"the submission closed its channel during {what}", "exit", ""
         signum = -code if code < 0 else code - 128 if self.iso.bwrap and code > 128 else 0  # bwrap: 128 + signal
         if signum in (signal.SIGXCPU,):
-            return f"the submission used more than {lim.cpu_seconds:g} s of CPU time during {what}", "cpu"
+            return f"the submission used more than {lim.cpu_seconds:g} s of CPU time during {what}", "cpu", ""
         if signum in signal.Signals._value2member_map_:
             hint = " (out of memory or CPU time?)" if signum == signal.SIGKILL else ""
             return (f"the submission crashed with signal {signum} ({signal.Signals(signum).name}){hint} "
-                    f"during {what}{last}"), "signal"
-        return f"the submission exited with code {code} during {what}{last}", "exit"
+                    f"during {what}"), "signal", last
+        return f"the submission exited with code {code} during {what}", "exit", last
 
     # ------------------------------------------------------------------ processes
     def _tree(self) -> list[int]:

@@ -104,9 +104,12 @@ def error_reply(exc: BaseException, path: str) -> dict:
     for frame in traceback.extract_tb(exc.__traceback__):
         if os.path.abspath(frame.filename) == path:
             line = frame.lineno
-    message = str(exc)
-    return {"ok": False, "error": {"kind": "raised", "type": type(exc).__name__,
-                                   "message": message[:500], "line": line}}
+    try:  # a submission's exception class may define __str__ (and make it fail)
+        message = str(exc)[:500]
+    except BaseException:  # noqa: BLE001
+        message = "(its message could not be read)"
+    return {"ok": False, "error": {"kind": "raised", "type": str(type(exc).__name__)[:100],
+                                   "message": message, "line": line}}
 
 
 def tag(value):

@@ -1,4 +1,4 @@
-# Print without end inside compute_gae.
+# Print without end inside compute_gae: a hang like any other (printing itself never stops the child).
 import sys as _sys
 
 
