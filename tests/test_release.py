@@ -14,6 +14,7 @@ from autograder.paths import REFERENCE, ROOT
 from autograder.release import guard
 from autograder.release.engine import engine_modules
 from autograder.release.pipeline import Sources, build_release, check_student_files
+from autograder.release.public_config import visible_tests
 
 CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss", "ppo_value_loss",
             "kl_estimate", "shaped_rewards")
@@ -81,8 +82,7 @@ def test_the_guard_catches_a_leak():
 
 def test_shipped_grading_yaml_has_only_the_visible_tests(built, raw):
     shipped = yaml.safe_load(student_files(built)["grading.yaml"])
-    visible = {k: v for k, v in raw["tests"].items() if v.get("visibility") == "visible"}
-    assert shipped["tests"] == visible
+    assert shipped["tests"] == visible_tests(raw) and len(visible_tests(raw)) >= 8
     assert shipped["e2e"] == {}
     assert shipped["limits"] == raw["limits"] and shipped["hypothesis"] == raw["hypothesis"]
 
@@ -117,7 +117,7 @@ def test_public_tests_mirror_the_visible_tests_one_to_one(raw):
     found = {f"{path.stem.removeprefix('test_')}.{node.name.removeprefix('test_')}"
              for path in tests.glob("test_*.py") for node in ast.parse(path.read_text()).body
              if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
-    assert found == {t for t, spec in raw["tests"].items() if spec.get("visibility") == "visible"}
+    assert found == set(visible_tests(raw))
 
 
 # ------------------------------------------------------------------ reproducibility
@@ -169,8 +169,7 @@ def test_nbgrader_source_notebook_cells(built, raw):
     assert set(solutions) == set(CONTRACT)
     assert all("### BEGIN SOLUTION" in s and "### END SOLUTION" in s for s in solutions.values())
     graded = {meta["grade_id"]: meta["points"] for _, meta, _ in cells if meta["grade"]}
-    visible = {t.replace(".", "_"): spec["points"] for t, spec in raw["tests"].items()
-               if spec.get("visibility") == "visible"}
+    visible = {t.replace(".", "_"): spec["points"] for t, spec in visible_tests(raw).items()}
     assert graded == visible
     given = [meta for kind, meta, _ in cells if not meta["solution"]]
     assert all(meta["locked"] for meta in given), "given and test cells are read-only"
@@ -193,3 +192,53 @@ def test_release_command_prints_sizes_and_time(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "student.zip" in printed and "KiB" in printed and "built in" in printed
     assert (tmp_path / "student.zip").stat().st_size > 0
+
+
+# ------------------------------------------------------------------ the --out folder
+def test_a_release_rebuilds_into_its_own_folder_and_removes_only_its_stale_files(tmp_path):
+    from autograder.release.output import MANIFEST, write_release
+    from autograder.release.tree import Tree
+    old, new = Tree(), Tree()
+    old.add("a.zip", b"1")
+    old.add("nbgrader/source/lab12/gone.py", b"2")
+    new.add("a.zip", b"3")
+    write_release(tmp_path, old)
+    write_release(tmp_path, new)  # everything there is its own: no --force needed
+    assert (tmp_path / "a.zip").read_bytes() == b"3"
+    assert not (tmp_path / "nbgrader").exists(), "a stale output and its emptied folders are removed"
+    assert json.loads((tmp_path / MANIFEST).read_text())["files"].keys() == {"a.zip"}
+
+
+def test_release_refuses_a_folder_holding_other_files_and_force_keeps_them(tmp_path):
+    from autograder.release.output import ReleaseError
+    staff = tmp_path / "nbgrader" / "source" / "lab12" / "notes.md"
+    staff.parent.mkdir(parents=True)
+    staff.write_text("staff notes")
+    with pytest.raises(ReleaseError, match=r"holds 1 file.*notes\.md.*--force"):
+        build_release(tmp_path)
+    assert not (tmp_path / "student.zip").exists(), "nothing is written when it refuses"
+    build_release(tmp_path, force=True)
+    assert staff.read_text() == "staff notes" and (tmp_path / "student.zip").is_file()
+    build_release(tmp_path, force=True)  # a rebuild keeps the staff file again
+    assert staff.read_text() == "staff notes"
+
+
+def test_release_refuses_to_overwrite_a_changed_output_or_a_file(tmp_path):
+    from autograder.release.output import ReleaseError
+    outputs = build_release(tmp_path / "out")
+    notebook = outputs["nbgrader_course"] / "source" / "lab12" / "rlhf.ipynb"
+    notebook.write_text("edited by staff")
+    with pytest.raises(ReleaseError, match="changed since"):
+        build_release(tmp_path / "out")
+    assert notebook.read_text() == "edited by staff"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ReleaseError, match="is a file"):
+        build_release(tmp_path / "file")
+
+
+def test_force_never_overwrites_a_file_no_release_wrote(tmp_path):
+    from autograder.release.output import ReleaseError
+    (tmp_path / "student.zip").write_text("someone else's zip")
+    with pytest.raises(ReleaseError, match="move it away"):
+        build_release(tmp_path, force=True)
+    assert (tmp_path / "student.zip").read_text() == "someone else's zip"

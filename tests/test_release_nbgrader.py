@@ -17,6 +17,7 @@ import pytest
 
 from autograder.release import guard
 from autograder.release.pipeline import Sources, build_release
+from autograder.release.public_config import visible_tests
 
 pytestmark = pytest.mark.slow
 NBGRADER = Path(sys.executable).with_name("nbgrader")
@@ -77,7 +78,7 @@ def test_autograde_gives_the_reference_full_points_and_the_starter_none(course):
     nbgrader(course, "export")
     with open(course / "grades.csv") as f:
         rows = {row["student_id"]: row for row in csv.DictReader(f)}
-    visible = sum(spec["points"] for spec in Sources.load().raw["tests"].values() if spec.get("visibility") == "visible")
+    visible = sum(spec["points"] for spec in visible_tests(Sources.load().raw).values())
     assert float(rows["reference"]["max_score"]) == visible
     assert float(rows["reference"]["score"]) == visible
     assert float(rows["starter"]["score"]) == 0

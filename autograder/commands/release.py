@@ -12,6 +12,8 @@ HELP = "build DIR/student.zip, DIR/autograder.zip (Gradescope) and DIR/nbgrader/
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: release/out)")
+    parser.add_argument("--force", action="store_true",
+                        help="write into an --out that holds other files too (they are kept, never deleted)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -22,7 +24,7 @@ def main(args: argparse.Namespace) -> int:
     out = args.out or ROOT / "release" / "out"
     started = time.monotonic()
     try:
-        outputs = build_release(out)
+        outputs = build_release(out, force=args.force)
     except (LeakError, FileNotFoundError, ValueError) as exc:
         print(f"release error: {exc}", file=sys.stderr)
         return 1

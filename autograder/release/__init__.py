@@ -14,6 +14,7 @@ repository's `release/` folder (which files go where, the handout and script tem
     scripts.py         Gradescope's setup.sh and run_autograder from their templates
     source_notebook.py the nbgrader source notebook (solution, autograded test and read-only cells)
     guard.py           refuse a student tree holding solution lines, hidden checks or secrets
-    deterministic_zip.py  write a tree as a byte-reproducible zip
+    deterministic_zip.py  a tree as a byte-reproducible zip
+    output.py          write into --out only what a release owns (refuses other files unless --force)
     pipeline.py        the three outputs, each a short list of the steps above
 """

@@ -7,6 +7,7 @@ from pathlib import Path
 import jinja2
 
 from autograder.release.lab import Lab
+from autograder.release.public_config import visible_tests
 from autograder.release.tree import Tree
 
 
@@ -18,10 +19,10 @@ def environment(templates: Path) -> jinja2.Environment:
 
 
 def part_points(raw: dict, part: str) -> dict[str, float]:
-    """Visible, hidden and all unit-test points of a part (its tests' ids start with `part.`)."""
-    specs = [spec for test_id, spec in raw["tests"].items() if test_id.split(".")[0] == part]
-    visible = sum(spec["points"] for spec in specs if spec.get("visibility") == "visible")
-    unit = sum(spec["points"] for spec in specs)
+    """Public ("visible"), other ("hidden") and all unit-test points of a part (its tests' ids start with `part.`)."""
+    specs = {test_id: spec for test_id, spec in raw["tests"].items() if test_id.split(".")[0] == part}
+    visible = sum(spec["points"] for test_id, spec in visible_tests(raw).items() if test_id in specs)
+    unit = sum(spec["points"] for spec in specs.values())
     return {"visible": visible, "hidden": unit - visible, "unit": unit}
 
 

@@ -10,7 +10,6 @@ grading.yaml, and the recipes and templates in release/.
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +18,11 @@ import yaml
 from autograder.paths import ROOT
 from autograder.release import guard
 from autograder.release.collect import collect_files
-from autograder.release.deterministic_zip import write_zip
+from autograder.release.deterministic_zip import zip_bytes
 from autograder.release.engine import add_engine
 from autograder.release.handout import add_handout, environment, handout_context
 from autograder.release.lab import Lab, read_lab
+from autograder.release.output import write_release
 from autograder.release.public_config import add_public_config, secrets
 from autograder.release.scripts import add_scripts
 from autograder.release.source_notebook import add_source_notebook, source_notebook
@@ -116,16 +116,17 @@ def nbgrader_tree(src: Sources) -> Tree:
     return tree
 
 
-def build_release(out: Path, root: Path = ROOT) -> dict[str, Path]:
-    """Build the three outputs into `out`; returns the path of each zip (and DIR/nbgrader/, the course)."""
+def build_release(out: Path, root: Path = ROOT, force: bool = False) -> dict[str, Path]:
+    """Build the three outputs into `out` (see output.py: what it refuses, what --force allows);
+    returns the path of each zip (and DIR/nbgrader/, the course)."""
     src = Sources.load(root)
-    out.mkdir(parents=True, exist_ok=True)
-    student = student_tree(src)
-    write_zip(student, out / "student.zip", prefix=src.recipes["student"]["folder"])
-    write_zip(gradescope_tree(src), out / "autograder.zip")
+    files = Tree()
+    files.add("student.zip", zip_bytes(student_tree(src), prefix=src.recipes["student"]["folder"]))
+    files.add("autograder.zip", zip_bytes(gradescope_tree(src)))
     course = nbgrader_tree(src)
-    write_zip(course, out / "nbgrader.zip", prefix="nbgrader")
-    shutil.rmtree(out / "nbgrader", ignore_errors=True)
-    course.write(out / "nbgrader")
+    files.add("nbgrader.zip", zip_bytes(course, prefix="nbgrader"))
+    for path, data in course.files.items():
+        files.add(f"nbgrader/{path}", data, executable=path in course.executable)
+    write_release(out, files, force=force)
     return {"student": out / "student.zip", "gradescope": out / "autograder.zip",
             "nbgrader": out / "nbgrader.zip", "nbgrader_course": out / "nbgrader"}

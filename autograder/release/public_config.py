@@ -1,8 +1,9 @@
 """Step: grading.yaml for the student bundle, holding only what the self-check needs.
 
-Kept: the assignment's name, the submission file, the parts, the hypothesis settings, the limits,
-and the visible tests with their points. Dropped: every hidden test id and the whole end-to-end
-section (seeds, thresholds, training settings).
+Kept: the assignment's name, the submission file, the parts, the visibility defaults, the hypothesis
+settings, the limits, and the public tests (their inputs are `visible`: the reference-free checks
+under autograder/checks/public/) with their points. Dropped: every other test id and the whole
+end-to-end section (seeds, thresholds, training settings).
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from autograder.release.tree import Tree
 
 HEADER = ("# The public part of the course's grading.yaml: the visible tests the self-check runs, and its\n"
           "# limits. The hidden and end-to-end tests are graded at submission; their settings are not here.\n")
-KEPT = ("assignment", "submission", "parts", "default_visibility", "hypothesis")
+KEPT = ("assignment", "submission", "parts", "default_visibility", "default_inputs_visibility", "hypothesis")
 
 
 def visible_tests(raw: dict) -> dict[str, dict]:
-    return {test_id: spec for test_id, spec in raw["tests"].items() if spec.get("visibility") == "visible"}
+    """The public tests: their inputs are visible right away (so they run in the self-check and the notebook)."""
+    default = raw.get("default_inputs_visibility", "")
+    return {test_id: spec for test_id, spec in raw["tests"].items()
+            if spec.get("inputs_visibility", default) == "visible"}
 
 
 def public_config(raw: dict) -> dict:
@@ -33,11 +37,12 @@ def add_public_config(tree: Tree, raw: dict, target: str) -> None:
 
 
 def secrets(raw: dict) -> list[str]:
-    """Strings that must never reach a student: hidden and end-to-end test ids, the thresholds' names.
+    """Strings that must never reach a student: the non-public test ids, the e2e thresholds' names.
 
-    (Generic keys such as `seed` or `lr` also name ordinary arguments of the given code, so the test of
-    the bundle checks instead that grading.yaml's whole `e2e` section is absent from the shipped one.)
+    (The e2e tests' names are public: the handout describes each. Generic keys such as `seed` or `lr`
+    also name ordinary arguments of the given code, so the test of the bundle checks instead that
+    grading.yaml's whole `e2e` section is absent from the shipped one.)
     """
     hidden = [test_id for test_id in raw["tests"] if test_id not in visible_tests(raw)]
     thresholds = sorted({key for spec in raw["e2e"].values() for key in spec if key.startswith(("min_", "max_"))})
-    return hidden + [f"e2e.{name}" for name in raw["e2e"]] + thresholds
+    return hidden + thresholds
