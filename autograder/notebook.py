@@ -2,6 +2,7 @@
 
     source = notebook_to_source(Path("rlhf.ipynb"))       # str: a module with the notebook's definitions
     path = notebook_to_module_file(Path("rlhf.ipynb"))    # that source written to a temporary rlhf.py
+    submission_name(path)                                 # "rlhf.ipynb": the name to show, not the temporary path
 
 From every code cell, in order, it keeps the top-level statements that define things: imports,
 function and class definitions, and assignments without calls (constants, aliases). Anything that
@@ -19,6 +20,8 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+
+GENERATED: dict[Path, Path] = {}  # temporary rlhf.py -> the notebook it was made from
 
 KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -94,4 +97,10 @@ def notebook_to_module_file(path: Path) -> Path:
     atexit.register(shutil.rmtree, folder, True)
     module = folder / "rlhf.py"
     module.write_text(notebook_to_source(path), encoding="utf-8")
+    GENERATED[module] = Path(path)
     return module
+
+
+def submission_name(path: Path) -> str:
+    """How to name a submission to people: the notebook for a generated rlhf.py, else the path as given."""
+    return str(GENERATED.get(Path(path), path))

@@ -93,3 +93,11 @@ def test_a_notebook_grades_exactly_like_the_py(module, tmp_path):
     def messages(result):  # line numbers refer to each file, the rest must be the same
         return [re.sub(r" at line \d+", "", t.message) for t in result.tests]
     assert messages(from_notebook) == messages(from_py)
+
+
+def test_a_notebook_is_named_by_its_own_path_not_the_temporary_module(tmp_path):
+    from autograder.notebook import notebook_to_module_file, submission_name
+    notebook = notebook_of(REFERENCE.read_text(), tmp_path / "alice.ipynb")
+    module = notebook_to_module_file(notebook)
+    assert submission_name(module) == str(notebook)
+    assert submission_name(tmp_path / "rlhf.py") == str(tmp_path / "rlhf.py")
