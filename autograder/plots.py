@@ -1,5 +1,10 @@
-"""Plots of end-to-end runs (PNG bytes) for the HTML report: the submission's run against the
-reference's band (the 10th-90th percentile over calibration seeds, from data/reference_band.json)."""
+"""Plots of end-to-end runs (PNG bytes) for the HTML report: per PPO iteration, the metrics a test
+judges, the submission's run(s) against the reference's band (the 10th-90th percentile over
+calibration seeds, from data/reference_band.json; a metric the calibration has no band for is drawn
+without one, and its panel says so).
+
+    e2e_plots("ptx", {"ptx": history, "no ptx": history})   # [(title, PNG bytes)]
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,16 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 BAND_FILE = Path(__file__).with_name("data") / "reference_band.json"
-METRICS = (("rm_score", "RM score"), ("gold", "gold score"), ("kl", "KL to reference"))
+LABELS = {"rm_score": "RM score", "gold": "gold score", "kl": "KL to SFT (nats)",
+          "malformed": "malformed fraction", "accuracy": "arithmetic accuracy"}
+# The metrics each test judges (autograder/e2e.py CRITERIA), one panel each.
+JUDGED = {"kl_penalty": ("gold", "malformed"), "blind_spot": ("rm_score", "gold", "malformed"),
+          "ptx": ("accuracy",)}
+RUNS = {"run": "your run", "ptx": "your run with ptx", "no ptx": "your run without ptx"}
+PANEL_INCHES = (4.2, 3.0)
 
 
 def reference_band(test: str) -> dict:
@@ -24,20 +35,25 @@ def reference_band(test: str) -> dict:
 
 
 def e2e_plots(test: str, histories: dict[str, list[dict]]) -> list[tuple[str, bytes]]:
-    """One figure (RM score, gold, KL per iteration) for the runs of an e2e test."""
+    """One figure for the runs of an e2e test: a panel per judged metric, one legend below the panels."""
+    metrics = [m for m in JUDGED.get(test, tuple(LABELS)) if all(m in h for run in histories.values() for h in run)]
+    if not metrics:
+        return []
     band = reference_band(test)
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(12, 3.2))
-    for ax, (key, label) in zip(axes, METRICS):
+    fig = Figure(figsize=(PANEL_INCHES[0] * len(metrics), PANEL_INCHES[1] + 0.5), layout="constrained")
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, key in zip(axes, metrics):
         if key in band:
             lo, hi = band[key]["lo"], band[key]["hi"]
-            ax.fill_between(range(len(lo)), lo, hi, color="0.85", label="reference (10-90%)")
+            ax.fill_between(range(len(lo)), lo, hi, color="0.85", label="reference, 10-90% of seeds")
         for name, history in histories.items():
-            ax.plot([h[key] for h in history], label=f"your {name}")
-        ax.set_title(label)
+            ax.plot([h[key] for h in history], label=RUNS.get(name, f"your {name} run"), linewidth=1.6)
+        ax.set_title(LABELS.get(key, key) + ("" if key in band else "  (no reference band yet)"), fontsize=10)
         ax.set_xlabel("PPO iteration")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=9, frameon=False)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
-    plt.close(fig)
-    return [(f"{test}: RM score, gold score and KL per iteration", buf.getvalue())]
+    names = ", ".join(LABELS.get(m, m) for m in metrics)
+    return [(f"{test}: {names} per PPO iteration, your run against the reference band", buf.getvalue())]
