@@ -10,12 +10,19 @@ Layouts:
   beside one folder per submission (`submission_<id>/`); the metadata maps each id to its
   submitters' names and emails (`:submitters: [{":name", ":email", ":sid"}]`).
 A student whose entry holds no gradable file still gets a Submission, with `problem` saying why,
-so the gradebook lists every student.
+so the gradebook lists every student: nothing gradable, an empty file, or a link.
+
+No link is followed: only regular files are read (a folder's symbolic links, a zip's symlink
+members, fifos and devices are never opened). An entry whose file to grade is a link gets a problem
+naming it and its target, so `rlhf.py -> ../../solutions/rlhf.py` is never graded as the reference.
+Only the SUBMISSIONS argument itself may be a link (staff chose it).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -34,18 +41,32 @@ class Submission:
     email: str          # the submitters' emails (Gradescope), else ""
     source: Path        # the folder or zip it comes from
     member: str         # path of the submitted file inside `source` (posix), "" when none was found
-    problem: str = ""   # why nothing can be graded (no rlhf.py or notebook), else ""
+    problem: str = ""   # why nothing can be graded (no rlhf.py or notebook, an empty file, a link), else ""
+    sid: str = ""       # the submitters' student ids (Gradescope `:sid:`), else ""
 
     @property
     def filename(self) -> str:
         return PurePosixPath(self.member).name if self.member else ""
 
     def data(self) -> bytes:
-        """The submitted file's bytes."""
+        """The submitted file's bytes (a regular file: a link is refused with OSError)."""
         if self.source.is_dir():
-            return (self.source / self.member).read_bytes()
+            return read_regular(self.source, self.member)
         with zipfile.ZipFile(self.source) as archive:
             return archive.read(self.member)
+
+
+def read_regular(root: Path, member: str) -> bytes:
+    """The bytes of `root/member`, opened without following a link at its last step, nor reading
+    anything outside `root` through a linked folder."""
+    path = Path(root) / member
+    if path.parent.resolve() != (Path(root).resolve() / member).parent:
+        raise OSError(f"{member}: a folder on its path is a link")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(f"{member} is not a regular file")
+        return f.read()
 
 
 def discover(source: Path, skip: Path | None = None) -> list[Submission]:
@@ -53,41 +74,91 @@ def discover(source: Path, skip: Path | None = None) -> list[Submission]:
     (the output folder, when it lies inside `source`)."""
     source = Path(source)
     if source.is_dir():
-        skip = skip.resolve() if skip is not None else None
-        files = sorted(str(p.relative_to(source).as_posix()) for p in source.rglob("*")
-                       if p.is_file() and (skip is None or skip not in p.resolve().parents))
+        files, links = _walk(source, skip)
+        metadata = _metadata_path(files)
+        meta = _load_metadata(read_regular(source, metadata)) if metadata is not None else None
     elif zipfile.is_zipfile(source):
         with zipfile.ZipFile(source) as archive:
-            files = sorted(n for n in archive.namelist() if not n.endswith("/"))
+            infos = [i for i in archive.infolist() if not i.is_dir() and _safe(i.filename)]
+            links = {i.filename: _zip_link_target(archive, i) for i in infos if _is_zip_link(i)}
+            files = sorted(i.filename for i in infos if i.filename not in links)
             metadata = _metadata_path(files)
             meta = _load_metadata(archive.read(metadata)) if metadata is not None else None
-        files = [f for f in files if _safe(f)]
-        return _assemble(source, files, metadata, meta)
     else:
         raise FileNotFoundError(f"{source} is neither a folder nor a zip file")
-    metadata = _metadata_path(files)
-    meta = _load_metadata((source / metadata).read_bytes()) if metadata is not None else None
-    return _assemble(source, files, metadata, meta)
+    return _assemble(source, files, links, metadata, meta)
 
 
-def _assemble(source: Path, files: list[str], metadata: str | None, meta: dict | None) -> list[Submission]:
-    files = [f for f in files if not _ignored(f)]
+def _walk(source: Path, skip: Path | None) -> tuple[list[str], dict[str, str]]:
+    """(regular files, {link or other non-regular entry: what it points to}) under `source`, as posix
+    paths relative to it; links to folders are listed, never entered; `skip` is left out."""
+    skip = skip.resolve() if skip is not None else None
+    files, links = [], {}
+    for folder, dirs, names in os.walk(source, followlinks=False):
+        here = Path(folder)
+        for d in list(dirs):
+            if (here / d).is_symlink():
+                links[(here / d).relative_to(source).as_posix()] = os.readlink(here / d)
+                dirs.remove(d)
+            elif skip is not None and (here / d).resolve() == skip:
+                dirs.remove(d)
+        for name in names:
+            rel = (here / name).relative_to(source).as_posix()
+            mode = os.lstat(here / name).st_mode
+            if stat.S_ISREG(mode):
+                files.append(rel)
+            else:
+                links[rel] = os.readlink(here / name) if stat.S_ISLNK(mode) else "not a regular file"
+    return sorted(files), links
+
+
+def _is_zip_link(info: zipfile.ZipInfo) -> bool:
+    """A zip member that is not a regular file (unix mode in the high bits; a symlink, a fifo...)."""
+    kind = stat.S_IFMT(info.external_attr >> 16)  # 0: no type recorded (zipfile.writestr, Windows tools)
+    return info.create_system == 3 and kind not in (0, stat.S_IFREG)
+
+
+def _zip_link_target(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
+    if stat.S_ISLNK(info.external_attr >> 16) and info.file_size <= 4096:
+        return archive.read(info).decode(errors="replace")
+    return "not a regular file"
+
+
+def _assemble(source: Path, files: list[str], links: dict[str, str], metadata: str | None,
+              meta: dict | None) -> list[Submission]:
+    paths = sorted(f for f in [*files, *links] if not _ignored(f))
     if metadata is not None:
-        entries = _gradescope_entries(files, metadata, meta or {})
+        entries = _gradescope_entries(paths, metadata, meta or {})
     else:
-        entries = _folder_entries(files, strip_wrapper=not source.is_dir())
+        entries = _folder_entries(paths, links, strip_wrapper=not source.is_dir())
     taken: set[str] = set()
     subs = []
-    for key, name, email, members, single in entries:
+    for key, (name, email, sid), members, single in entries:
         student = _unique(_safe_name(key), taken)
         member = single or _choose(members)
-        problem = "" if member else _no_file_problem(members)
-        subs.append(Submission(student, name, email, source, member or "", problem))
+        if member in links:
+            problem, member = _link_problem(member, links[member]), None
+        elif member:
+            problem = _empty_problem(source, member)
+        else:
+            problem = _no_file_problem(members)
+        subs.append(Submission(student, name, email, source, member or "", problem, sid))
     return sorted(subs, key=lambda s: s.student)
 
 
-def _folder_entries(files: list[str], strip_wrapper: bool):
-    """(key, name, email, files of the entry, single file or None) for a plain folder or zip."""
+def _link_problem(member: str, target: str) -> str:
+    what = "not a regular file" if target == "not a regular file" else f"a symbolic link to {target}"
+    return f"{member} is {what}: only regular files are graded, so nothing was graded"
+
+
+def _empty_problem(source: Path, member: str) -> str:
+    """'... is empty' when the file to grade holds nothing but whitespace, else ''."""
+    data = Submission("", "", "", source, member).data()
+    return "" if data.strip() else f"{PurePosixPath(member).name} is empty"
+
+
+def _folder_entries(files: list[str], links: dict[str, str], strip_wrapper: bool):
+    """(key, (name, email, sid), files of the entry, single file or None) for a plain folder or zip."""
     if strip_wrapper:  # a zip of one folder holding the class: look inside it
         tops = {f.split("/", 1)[0] for f in files}
         if len(tops) == 1 and all("/" in f for f in files):
@@ -103,10 +174,10 @@ def _folder_entries(files: list[str], strip_wrapper: bool):
         head, _, rest = f.partition("/")
         if rest:
             groups.setdefault(head, []).append(prefix + f)
-        elif f.endswith(SUFFIXES):
-            yield PurePosixPath(f).stem, "", "", [prefix + f], prefix + f
+        elif f.endswith(SUFFIXES) or prefix + f in links:  # a student's file, or a link (to a folder?)
+            yield PurePosixPath(f).stem, ("", "", ""), [prefix + f], prefix + f
     for head, members in sorted(groups.items()):
-        yield head, "", "", members, None
+        yield head, ("", "", ""), members, None
 
 
 def _gradescope_entries(files: list[str], metadata: str, meta: dict):
@@ -115,12 +186,12 @@ def _gradescope_entries(files: list[str], metadata: str, meta: dict):
     for sub_id, info in sorted(meta.items(), key=lambda kv: str(kv[0])):
         info = info if isinstance(info, dict) else {}
         submitters = [s for s in _field(info, "submitters") or [] if isinstance(s, dict)]
-        names = "; ".join(str(_field(s, "name") or "") for s in submitters).strip("; ")
-        emails = "; ".join(str(_field(s, "email") or "") for s in submitters).strip("; ")
+        names, emails, sids = ("; ".join(str(_field(s, f) or "") for s in submitters).strip("; ")
+                               for f in ("name", "email", "sid"))
         first = submitters[0] if submitters else {}
         key = str(_field(first, "email") or _field(first, "name") or _field(first, "sid") or sub_id)
         prefix = f"{root}{sub_id}/"
-        yield key, names, emails, [f for f in files if f.startswith(prefix)], None
+        yield key, (names, emails, sids), [f for f in files if f.startswith(prefix)], None
 
 
 def _field(mapping: dict, name: str):
@@ -141,7 +212,7 @@ def _choose(members: list[str]) -> str | None:
 
 def _no_file_problem(members: list[str]) -> str:
     if not members:
-        return "the submission is empty"
+        return "the submission is empty (no file at all)"
     shown = ", ".join(PurePosixPath(f).name for f in members[:5]) + (", ..." if len(members) > 5 else "")
     return f"no rlhf.py or notebook in the submission (it holds: {shown})"
 

@@ -1,10 +1,16 @@
-"""DIR/gradebook.csv: one row per student, columns in a fixed order, rewritten atomically.
+"""DIR/gradebook.csv (every student, every status) and DIR/canvas.csv (an LMS import), rewritten atomically.
 
-Columns: student, name, email, one per part of grading.yaml (in its order), e2e, total, max_total,
-status, seconds, mistakes, reason. A part that was not graded (`--only`) is left empty, and so are
-the points of a submission that failed to grade. `status` is "graded", "failed to grade" or
-"pending" (not graded yet: the batch is running or was stopped); `mistakes` lists the diagnosed
-mistakes as "part: mistake" separated by " | "; `reason` says why a submission failed to grade.
+gradebook.csv columns, in this order (docs/class-grading.md):
+    student, name, email, sid     who (name/email/sid: from a Gradescope export's metadata, else empty)
+    <each part of grading.yaml>   the part's points; empty when it was not graded (--only, no grade)
+    e2e, total, max_total         end-to-end points, the total and what it is out of
+    status                        graded | not importable | not implemented | empty or missing |
+                                  failed to grade | pending (see STATUS)
+    detail                        why, for every status but graded: the import error with its line,
+                                  the empty or linked file, the grader's failure
+    seconds, mistakes             grading time; the diagnosed mistakes as "part: mistake" joined by " | "
+A submission that failed to grade has no total (it is the grader's failure, not a zero); every other
+status has one (0 for not importable, not implemented, empty or missing).
 """
 
 from __future__ import annotations
@@ -15,12 +21,19 @@ from pathlib import Path
 
 from autograder.batch.store import atomic_write
 
-STATUS = {"graded": "graded", "failed": "failed to grade", "pending": "pending"}
+STATUS = {"graded": "graded", "not_importable": "not importable", "not_implemented": "not implemented",
+          "empty": "empty or missing", "failed": "failed to grade", "pending": "pending"}
+CANVAS_HEAD = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
 def columns(parts: list[str]) -> list[str]:
-    return ["student", "name", "email", *parts, "e2e", "total", "max_total", "status", "seconds", "mistakes",
-            "reason"]
+    return ["student", "name", "email", "sid", *parts, "e2e", "total", "max_total", "status", "detail", "seconds",
+            "mistakes"]
+
+
+def has_total(record: dict) -> bool:
+    """The record carries points (every status but failed to grade and pending)."""
+    return record["status"] not in ("failed", "pending") and record.get("score") is not None
 
 
 def mistakes(record: dict) -> list[tuple[str, str]]:
@@ -34,27 +47,44 @@ def mistakes(record: dict) -> list[tuple[str, str]]:
 
 def row(record: dict, parts: list[str]) -> dict:
     points = lambda bucket: "" if not bucket else _num(bucket["score"])  # noqa: E731
-    graded = record["status"] == "graded"
+    total = has_total(record)
     return {
         "student": record["student"], "name": record.get("name", ""), "email": record.get("email", ""),
+        "sid": record.get("sid", ""),
         **{part: points(record.get("parts", {}).get(part)) for part in parts},
         "e2e": points(record.get("e2e")),
-        "total": _num(record["score"]) if graded else "",
-        "max_total": _num(record["max_score"]) if graded else "",
+        "total": _num(record["score"]) if total else "",
+        "max_total": _num(record["max_score"]) if total else "",
         "status": STATUS[record["status"]],
+        "detail": record.get("reason", ""),
         "seconds": f"{record['seconds']:.1f}" if record.get("seconds") else "",
         "mistakes": " | ".join(f"{part}: {text}" for part, text in mistakes(record)),
-        "reason": record.get("reason", ""),
     }
 
 
 def write_gradebook(path: Path, records: list[dict], parts: list[str]) -> None:
     """Rewrite the gradebook with one row per record, sorted by student."""
+    _write_csv(path, columns(parts), [row(r, parts) for r in sorted(records, key=lambda r: r["student"])])
+
+
+def write_canvas(path: Path, records: list[dict], assignment: str, points_possible: float) -> None:
+    """A Canvas gradebook import: Canvas's own first columns, a "Points Possible" row, one column of totals.
+    Canvas matches students by SIS Login ID (the email) or SIS User ID (Gradescope's sid); a column whose
+    name is not an existing assignment becomes a new assignment. Failed or pending rows are left blank."""
+    head = [*CANVAS_HEAD, assignment]
+    rows = [dict.fromkeys(head, "") | {"Student": "Points Possible", assignment: _num(points_possible)}]
+    for r in sorted(records, key=lambda r: r["student"]):
+        rows.append({"Student": r.get("name") or r["student"], "ID": "", "SIS User ID": r.get("sid", ""),
+                     "SIS Login ID": r.get("email") or r["student"], "Section": "",
+                     assignment: _num(r["score"]) if has_total(r) else ""})
+    _write_csv(path, head, rows)
+
+
+def _write_csv(path: Path, head: list[str], rows: list[dict]) -> None:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns(parts), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=head, lineterminator="\n")
     writer.writeheader()
-    for record in sorted(records, key=lambda r: r["student"]):
-        writer.writerow(row(record, parts))
+    writer.writerows(rows)
     atomic_write(path, buffer.getvalue())
 
 

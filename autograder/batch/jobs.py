@@ -7,7 +7,8 @@ It runs in a worker (a local process or a Dask worker on another machine): the s
 as bytes, and the outcome is plain data (numbers, strings, lists and dicts) holding the summary
 the gradebook needs and the text of the three reports. The coordinator writes everything; a job
 never touches the output folder. Any exception of the grader becomes a "failed" outcome with the
-reason, so one submission never costs another its grade.
+reason, so one submission never costs another its grade. The grade's own status (not importable,
+not implemented, empty) and its detail become the record's status and reason.
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ def _grade(job: dict) -> dict:
     tests = [{"id": t.id, "part": t.tags[0], "passed": t.passed, "score": t.score, "max_score": t.max_score,
               "seconds": round(t.seconds, 3), "diagnosis": t.diagnosis, "message": t.message[:300]}
              for t in result.tests]
-    return {"student": job["student"], "key": job["key"], "status": "graded", "reason": "",
+    status = getattr(result, "status", "graded")  # graded | not_importable | not_implemented | empty
+    return {"student": job["student"], "key": job["key"], "status": status,
+            "reason": getattr(result, "status_detail", "") if status != "graded" else "",
             "score": result.score, "max_score": result.max_score, "parts": parts, "e2e": e2e,
             "tests": tests, "files": files}
 

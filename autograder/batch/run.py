@@ -2,20 +2,23 @@
 
     summary = grade_all(Path("submissions"), Path("grades"), workers=2)
 
-1. discover the submissions; compute each job's key (submission bytes, `--only`, grader version)
-   before importing anything heavy, and keep every student whose record has that key;
-2. grade the rest on local worker processes or a Dask cluster, writing each student's reports and
+1. check that DIR is this class's (store.ownership_problem; `force` overrides), discover the
+   submissions, remove the results of students no longer among them (said, never silently);
+2. compute each job's key (submission bytes, `--only`, grader version) before importing anything
+   heavy, and keep every student whose record has that key;
+3. grade the rest on local worker processes or a Dask cluster, writing each student's reports and
    record atomically as soon as its outcome arrives, and rewriting the gradebook after each;
-3. render the class report.
+4. write the Canvas export, the class report and (asked for) the nbgrader gradebook's scores.
 A rerun with nothing changed imports no torch and starts no process.
 """
 
 from __future__ import annotations
 
 import datetime
-import os
+import json
 import time
 import zipfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -26,12 +29,14 @@ from rich.console import Console
 from autograder.batch import store
 from autograder.batch.discover import Submission, discover
 from autograder.batch.fingerprint import grader_version, job_key
-from autograder.batch.gradebook import write_gradebook
+from autograder.batch.gradebook import write_canvas, write_gradebook
 from autograder.batch.jobs import failed
 from autograder.paths import GRADING_YAML
 
 GRADEBOOK = "gradebook.csv"
+CANVAS = "canvas.csv"
 CLASS_REPORT = "class_report.html"
+OWN_FILES = (GRADEBOOK, CANVAS, CLASS_REPORT, store.OWNER)  # what grade-all writes at the top of DIR
 
 
 class BatchError(Exception):
@@ -46,28 +51,60 @@ class Summary:
     failed: int           # failed to grade in this run
     seconds: float
     other_grader: int     # outcomes from a worker running a different grader version (Dask)
+    statuses: dict[str, int]   # every student's record status -> how many
+    removed: list[str]    # students whose results were removed (no longer among the submissions)
 
 
-def default_workers() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+def settings() -> dict:
+    """grading.yaml as plain data (the coordinator stays torch-free: no config.load)."""
+    return yaml.safe_load(GRADING_YAML.read_text())
 
 
-def grade_all(source: Path, out: Path, workers: int | None = None, force: bool = False,
-              only: list[str] | None = None, dask: str | None = None, console: Console | None = None,
-              retry_failed: bool = False) -> Summary:
-    started = time.monotonic()
-    console = console or Console(stderr=True, soft_wrap=True)
-    settings = yaml.safe_load(GRADING_YAML.read_text())
-    parts, job_seconds = list(settings["parts"]), float(settings["batch"]["job_seconds"])
-    only = sorted(set(only)) if only else None
+def check_batch(source: Path, out: Path, only: list[str] | None, force: bool, cfg: dict) -> dict:
+    """Every reason not to start, before any work (BatchError); returns DIR's identity (store.OWNER)."""
+    parts = list(cfg["parts"])
     unknown = sorted(set(only or []) - {*parts, "e2e"})
     if unknown:
         raise BatchError(f"--only {','.join(unknown)}: not a part ({', '.join(parts)}) nor e2e")
     if not (source.is_dir() or zipfile.is_zipfile(source)):
         raise BatchError(f"{source} is neither a folder nor a zip file")
-    subs = {s.student: s for s in discover(source, skip=out)}
+    identity = {"assignment": cfg["assignment"], "parts": parts, "submissions": str(Path(source).resolve())}
+    problem = store.ownership_problem(out, identity, OWN_FILES)
+    if problem and not force:
+        raise BatchError(f"{problem}. Give another --out, or add --force to grade into it anyway: grade-all then "
+                         f"removes only what it wrote there (student folders holding a {store.RECORD}, "
+                         f"{', '.join(OWN_FILES)}) and keeps every other file")
+    return identity
+
+
+def max_points(cfg: dict, only: list[str] | None) -> float:
+    """The points a full grade (or the --only selection) is out of: an empty submission's maximum."""
+    tests = {**cfg["tests"], **{f"e2e.{k}": v for k, v in cfg["e2e"].items()}}
+    return float(sum(spec["points"] for tid, spec in tests.items() if not only or tid.split(".")[0] in only))
+
+
+def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
+              only: list[str] | None = None, dask: str | None = None, console: Console | None = None,
+              retry_failed: bool = False, nbgrader: tuple[Path, str] | None = None) -> Summary:
+    """Grade every submission of `source` into `out` (see the module docstring); `nbgrader`:
+    (gradebook.db, assignment) to write the scores into."""
+    started = time.monotonic()
+    console = console or Console(stderr=True, soft_wrap=True)
+    cfg = settings()
+    parts, job_seconds = list(cfg["parts"]), float(cfg["batch"]["job_seconds"])
+    only = sorted(set(only)) if only else None
+    identity = check_batch(source, out, only, force, cfg)
+    try:
+        subs = {s.student: s for s in discover(source, skip=out)}
+    except (OSError, ValueError, yaml.YAMLError, zipfile.BadZipFile) as exc:
+        raise BatchError(f"cannot read the submissions in {source}: {exc}") from None
     version = grader_version()
     out.mkdir(parents=True, exist_ok=True)
+    store.atomic_write(out / store.OWNER, json.dumps(identity, indent=1, sort_keys=True))
+    removed = [s for s in store.student_folders(out) if s not in subs]
+    store.remove_students(out, removed)
+    if removed:
+        console.print(f"removed the results of {len(removed)} students not in {source}: {', '.join(removed)}")
 
     records: dict[str, dict] = {}
     todo: list[tuple[Submission, str]] = []
@@ -81,9 +118,10 @@ def grade_all(source: Path, out: Path, workers: int | None = None, force: bool =
         if not (force or retry) and store.is_current(out, old, key):
             records[sub.student] = old
             up_to_date += 1
-        elif sub.problem:  # nothing to grade: its "failed to grade" row needs no worker
+        elif sub.problem:  # nothing to grade: its "empty or missing" row needs no worker
             job = {"student": sub.student, "key": key}
-            records[sub.student] = store.save(out, failed(job, sub.problem), _identity(sub, version, only))
+            records[sub.student] = store.save(out, empty(job, sub.problem, max_points(cfg, only)),
+                                              _identity(sub, version, only))
         else:
             todo.append((sub, key))
             last_seconds[sub.student] = (old or {}).get("seconds") or float("inf")
@@ -115,9 +153,26 @@ def grade_all(source: Path, out: Path, workers: int | None = None, force: bool =
                     graded += 1
                 bar.update(task, advance=1, failed=failures)
 
+    final = list(records.values())
+    write_canvas(out / CANVAS, final, cfg["assignment"], max_points(cfg, only))
     from autograder.batch.class_report import write_class_report
-    write_class_report(out / CLASS_REPORT, list(records.values()), parts, settings["assignment"])
-    return Summary(len(subs), up_to_date, graded, failures, time.monotonic() - started, other)
+    write_class_report(out / CLASS_REPORT, final, parts, cfg["assignment"])
+    if nbgrader is not None:
+        from autograder.batch.nbgrader_gradebook import NbgraderError, write_scores
+        try:
+            written = write_scores(nbgrader[0], nbgrader[1], final)
+        except NbgraderError as exc:
+            raise BatchError(f"the grades are saved in {out}, but not in nbgrader: {exc}") from None
+        console.print(f"nbgrader gradebook {nbgrader[0]}: scores of {written} students written "
+                      f"into assignment {nbgrader[1]}")
+    statuses = Counter(r["status"] for r in final)
+    return Summary(len(subs), up_to_date, graded, failures, time.monotonic() - started, other, dict(statuses),
+                   removed)
+
+
+def empty(job: dict, problem: str, points: float) -> dict:
+    """The record of a submission with nothing to grade (no file, an empty file, a link): 0 points."""
+    return {**failed(job, problem), "status": "empty", "score": 0.0, "max_score": points}
 
 
 def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, version: str, workers: int | None,
@@ -129,16 +184,18 @@ def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, versio
         yield from run_on_dask(dask, jobs)
         return
     from autograder.batch.pool import LocalPool
-    with LocalPool(workers or default_workers(), job_seconds) as pool:
+    with LocalPool(workers, job_seconds) as pool:
         yield from pool.run(jobs)
 
 
 def _pending(sub: Submission) -> dict:
-    return {"student": sub.student, "name": sub.name, "email": sub.email, "status": "pending", "key": None,
+    return {"student": sub.student, "name": sub.name, "email": sub.email, "sid": sub.sid, "status": "pending",
+            "key": None,
             "score": None, "max_score": None, "parts": {}, "e2e": None, "tests": [], "seconds": 0.0, "reason": ""}
 
 
 def _identity(sub: Submission, version: str, only: list[str] | None) -> dict:
     """What the record says besides the outcome: who, which file, which grader, when."""
-    return {"name": sub.name, "email": sub.email, "file": sub.member, "grader": version, "only": only or [],
+    return {"name": sub.name, "email": sub.email, "sid": sub.sid, "file": sub.member, "grader": version,
+            "only": only or [],
             "graded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}

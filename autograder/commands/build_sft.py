@@ -6,7 +6,13 @@ import argparse
 import hashlib
 import time
 
+from autograder.commands.common import DONE, FAILURES
+
 HELP = "rebuild assignment/sft.pt (seeded SFT on one CPU thread; bit-for-bit reproducible)"
+EXAMPLES = """examples:
+  python -m autograder build-sft           retrain and overwrite assignment/sft.pt (a few minutes)
+  python -m autograder build-sft --check   retrain into a temporary file; exit 1 if it differs from the committed one"""
+INTERRUPTED = "build-sft stopped; assignment/sft.pt was not changed"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
         if args.check:
             same = target.exists() and target.read_bytes() == fresh.read_bytes()
             print(f"{target} {'matches' if same else 'DIFFERS from'} the rebuild")
-            return 0 if same else 1
+            return DONE if same else FAILURES
         target.write_bytes(fresh.read_bytes())
         print(f"wrote {target}")
     return 0

@@ -8,7 +8,18 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail
+
 HELP = "run the end-to-end tests for the reference over many seeds; print distributions and margins"
+EXAMPLES = """examples:
+  python -m autograder calibrate                                   every e2e test, grading.yaml's seed count
+  python -m autograder calibrate --tests kl_penalty --seeds 10 --no-write
+  python -m autograder calibrate --set blind_spot.ppo.lr=4e-4 --tests blind_spot --seeds 5 --no-write
+  python -m autograder calibrate --seeds 0 --mistakes all          which bank mistakes fail which e2e tests
+  python -m autograder calibrate --raw runs.jsonl                  resumable: rerun the same command after a stop
+
+Exit 1: a reference seed fails a test, or a margin is thinner than grading.yaml's calibration asks."""
+INTERRUPTED = "calibrate stopped; with --raw, the same command resumes where it stopped"
 DATA = Path(__file__).resolve().parent.parent / "data"
 TESTS = ("reward_model", "kl_penalty", "blind_spot", "ptx")
 
@@ -16,11 +27,11 @@ TESTS = ("reward_model", "kl_penalty", "blind_spot", "ptx")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=None,
                         help="reference seeds per test (default: grading.yaml calibration.seeds)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (one torch thread each)")
-    parser.add_argument("--tests", default=",".join(TESTS), help="comma-separated e2e tests to calibrate")
+    add_workers(parser, "worker processes (one torch thread each)")
+    parser.add_argument("--tests", type=comma_list, default=list(TESTS), help="comma-separated e2e tests to calibrate")
     parser.add_argument("--set", action="append", default=[], metavar="TEST.KEY=VALUE",
                         help="try other settings than grading.yaml's, e.g. blind_spot.ppo.lr=4e-4")
-    parser.add_argument("--mistakes", default="",
+    parser.add_argument("--mistakes", type=comma_list, default=[],
                         help="also run bank mistakes: 'all' (every mistake of a part an e2e test trains "
                              "with) or comma-separated ids such as gae.forward_recursion")
     parser.add_argument("--mistake-seeds", type=int, default=3, help="seeds per mistake and test")
@@ -43,11 +54,7 @@ def main(args: argparse.Namespace) -> int:
     seeds = args.seeds if args.seeds is not None else int(policy.get("seeds", 50))  # 0: mistakes only
     min_std, min_abs = float(policy.get("min_margin_std", 3.0)), float(policy.get("min_margin", 0.05))
     e2e = cal.apply_overrides(cfg.e2e, args.set)
-    tests = [t.strip() for t in args.tests.split(",") if t.strip()]
-    unknown = set(tests) - set(e2e)
-    if unknown:
-        print(f"unknown e2e tests: {', '.join(sorted(unknown))}", file=sys.stderr)
-        return 2
+    tests = check_names("--tests", args.tests, list(e2e))
     tasks = cal.tasks_for(tests, seeds)
     for entry_id in _mistakes(args.mistakes, tests, e2e):
         part = entry_id.split(".")[0]
@@ -82,22 +89,22 @@ def main(args: argparse.Namespace) -> int:
     for r in bad:
         why = f"{r.failures} reference seed(s) fail" if r.failures else "the margin is thin"
         print(f"FAIL {r.test}.{r.metric}: {why}", file=sys.stderr)
-    return 1 if bad else 0
+    return FAILURES if bad else 0
 
 
-def _mistakes(spec: str, tests: list[str], e2e: dict) -> list[str]:
+def _mistakes(spec: list[str], tests: list[str], e2e: dict) -> list[str]:
     if not spec:
         return []
     from autograder import bank
     mistakes = [e for e in bank.load_all() if e.is_mistake]
-    if spec == "all":
+    if spec == ["all"]:
         trained = {p for t in tests for p in e2e[t]["parts"]}
         return [e.id for e in mistakes if e.part in trained]
-    ids = [s.strip() for s in spec.split(",") if s.strip()]
-    missing = set(ids) - {e.id for e in mistakes}
+    known = {e.id for e in mistakes}
+    missing = sorted(set(spec) - known)
     if missing:
-        raise SystemExit(f"unknown bank mistakes: {', '.join(sorted(missing))}")
-    return ids
+        fail(f"--mistakes: unknown bank mistakes: {', '.join(missing)} (ids look like {min(known)}; or 'all')")
+    return spec
 
 
 def _progress(started: float, raw: Path | None, e2e: dict):

@@ -1,33 +1,52 @@
-"""`grade PATH --out DIR [--only TAGS]`: grade one submission into results.json, report.md, report.html."""
+"""`grade PATH --out DIR [--only PARTS]`: grade one submission into results.json, report.md, report.html."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from autograder.commands.common import check_input, check_only, check_out_folder, comma_list, fail, load_config
+
 HELP = "grade one submission (rlhf.py, a folder holding it, or a notebook)"
+EXAMPLES = """examples:
+  python -m autograder grade rlhf.py --out report/            the full grade (about a minute)
+  python -m autograder grade lab12/ --out report/ --only gae  a folder holding rlhf.py; one part only
+  python -m autograder grade rlhf.ipynb --out report/ --only rm_loss,e2e --quiet
+
+A grade that finds failing tests is still a finished grade: exit 0 (Gradescope's run_autograder
+relies on it). Exit 2 means nothing was graded: the reason is on stderr."""
+INTERRUPTED = "grade stopped; its sandboxed child was stopped and no report was written"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", type=Path, help="rlhf.py, a folder that contains it, or an .ipynb")
-    parser.add_argument("--out", type=Path, required=True, help="folder for results.json and the reports")
-    parser.add_argument("--only", default="", help="comma-separated first tags to run, e.g. gae,kl or e2e")
+    parser.add_argument("--out", type=Path, required=True,
+                        help="folder for results.json, report.md and report.html (created if needed)")
+    parser.add_argument("--only", type=comma_list, default=[], metavar="PARTS",
+                        help="comma-separated parts to grade (e.g. gae,kl) or e2e; default: everything")
     parser.add_argument("--quiet", action="store_true", help="do not print the score table")
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.config import ConfigError
+    from autograder.paths import REFERENCE
+    check_input(args.path, "submission")
+    cfg = load_config()
+    only = check_only(args.only, list(cfg.parts), list(cfg.tests))
+    check_out_folder(args.out)
+    if not REFERENCE.is_file():
+        fail(f"a full grade needs the reference {REFERENCE}, which this copy of the grader does not have "
+             "(students: run `python self_check.py` for the visible tests)")
+
     from autograder.grade import GraderError, grade
     from autograder.report import summary_lines, write_reports
-
-    only = {tag.strip() for tag in args.only.split(",") if tag.strip()} or None
     try:
-        result = grade(args.path, only=only)
-    except (GraderError, ConfigError) as exc:
-        print(f"grader error: {exc}", file=sys.stderr)
-        return 2
-    write_reports(result, args.out)
+        result = grade(args.path, only=only, cfg=cfg)
+    except GraderError as exc:
+        fail(str(exc))
+    try:
+        write_reports(result, args.out)
+    except OSError as exc:
+        fail(f"the reports could not be written to {args.out}: {exc}")
     if not args.quiet:
         print(f"{result.submission}")
         print("\n".join(summary_lines(result)))

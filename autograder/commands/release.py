@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
+from autograder.commands.common import check_out_folder, fail
+
 HELP = "build DIR/student.zip, DIR/autograder.zip (Gradescope) and DIR/nbgrader/ (nbgrader course)"
+EXAMPLES = """examples:
+  python -m autograder release                     into release/out
+  python -m autograder release --out /tmp/lab12    somewhere else (a new or empty folder, or a previous release)
+
+Exit 2: a leak check failed (something secret would have shipped) or --out cannot be written."""
+INTERRUPTED = "release stopped; the outputs already in place are whole (each is written, then moved)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,13 +28,12 @@ def main(args: argparse.Namespace) -> int:
     from autograder.release.guard import LeakError
     from autograder.release.pipeline import build_release
 
-    out = args.out or ROOT / "release" / "out"
+    out = check_out_folder(args.out or ROOT / "release" / "out")
     started = time.monotonic()
     try:
         outputs = build_release(out, force=args.force)
     except (LeakError, FileNotFoundError, ValueError) as exc:
-        print(f"release error: {exc}", file=sys.stderr)
-        return 1
+        fail(f"release: {exc}")
     for name, path in outputs.items():
         size = path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
         print(f"{name:<16} {path}  {size / 1024:,.0f} KiB")

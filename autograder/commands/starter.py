@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from autograder.commands.common import FAILURES, check_input
+
 HELP = "generate the student starter from the reference (--check: fail if the committed one differs)"
+EXAMPLES = """examples:
+  python -m autograder starter           rewrite assignment/rlhf.py from solutions/rlhf.py
+  python -m autograder starter --check   exit 1 if assignment/rlhf.py is out of date (CI)"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,11 +21,11 @@ def main(args: argparse.Namespace) -> int:
     from autograder.paths import REFERENCE, STARTER
     from autograder.starter import strip_solutions
 
-    fresh = strip_solutions(REFERENCE.read_text())
+    fresh = strip_solutions(check_input(REFERENCE, "reference", ("file",)).read_text())
     if args.check:
         if not STARTER.exists() or STARTER.read_text() != fresh:
             print(f"{STARTER} is out of date: run `python -m autograder starter`", file=sys.stderr)
-            return 1
+            return FAILURES
         print(f"{STARTER} is in sync with {REFERENCE}")
         return 0
     STARTER.write_text(fresh)

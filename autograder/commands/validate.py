@@ -8,14 +8,25 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.commands.common import FAILURES, add_workers, check_names, comma_list
+
 HELP = "check the grader against the mistake bank: every mistake caught in its own part, variants at full marks"
+EXAMPLES = """examples:
+  python -m autograder validate                          every part (about 10 minutes on 2 CPUs)
+  python -m autograder validate --parts gae --verbose    one part, every test of every subject
+  python -m autograder validate --entries gae.forward_recursion,gae.no_done_mask
+  python -m autograder validate --e2e                    also the e2e tests (slow)
+
+Exit 1: a mistake was not caught in its own part, or a variant or the reference lost points."""
+INTERRUPTED = "validate stopped; its grading processes were stopped"
 E2E_OUTCOMES = Path(__file__).resolve().parent.parent / "data" / "e2e_mistakes.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--parts", default="", help="comma-separated parts to validate (default: all)")
-    parser.add_argument("--entries", default="", help="comma-separated bank entry ids (default: all of the parts)")
-    parser.add_argument("--workers", type=int, default=2, help="grades run in parallel")
+    parser.add_argument("--parts", type=comma_list, default=[], help="comma-separated parts to validate (default: all)")
+    parser.add_argument("--entries", type=comma_list, default=[],
+                        help="comma-separated bank entry ids (default: all of the parts)")
+    add_workers(parser, "grades")
     parser.add_argument("--elsewhere-examples", type=int, default=5,
                         help="hypothesis examples per property test when grading a bank entry on the OTHER "
                              "parts (its own part always runs at grading.yaml's settings); 0 skips them")
@@ -31,17 +42,13 @@ def main(args: argparse.Namespace) -> int:
 
     cfg = config.load()
     check_parts = list(cfg.parts)
-    parts = [p.strip() for p in args.parts.split(",") if p.strip()] or check_parts
-    unknown = set(parts) - set(check_parts)
-    if unknown:
-        print(f"unknown parts: {', '.join(sorted(unknown))}", file=sys.stderr)
-        return 2
+    parts = check_names("--parts", args.parts, check_parts) or check_parts
     e2e_outcomes = None
     if args.e2e:
         e2e_outcomes = json.loads(E2E_OUTCOMES.read_text()) if E2E_OUTCOMES.is_file() else {}
     subjects = val.subjects_for(parts, check_parts, args.elsewhere_examples, e2e_outcomes)
     if args.entries:
-        keep = {e.strip() for e in args.entries.split(",")}
+        keep = set(args.entries)
         subjects = [s for s in subjects if s.kind in ("reference", "starter") or s.label in keep]
     started = time.monotonic()
     print(f"validating {', '.join(parts)}: {len(subjects)} submissions on {args.workers} workers")
@@ -72,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"\n{len(problems)} miss(es):", file=sys.stderr)
         for label, p in problems:
             print(f"  {label}: {p}", file=sys.stderr)
-        return 1
+        return FAILURES
     print("every expectation holds")
     return 0
 

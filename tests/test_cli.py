@@ -1,0 +1,105 @@
+"""The command contract (autograder/commands/common.py): every bad input is refused before any work,
+with one `error: ...` line on stderr and exit 2; --help has examples; --version; Ctrl-C exits 130."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.__main__ import COMMANDS, main
+from autograder.commands.common import check_out_folder, comma_list, CommandError
+from autograder.paths import ROOT
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "rlhf.py").write_text("x = 1\n")
+    (tmp_path / "class" / "ada").mkdir(parents=True)
+    (tmp_path / "class" / "ada" / "rlhf.py").write_text("x = 1\n")
+    (tmp_path / "afile").write_text("not a folder\n")
+    return tmp_path
+
+
+# (arguments with {t} for the temporary folder, a piece of the one error line)
+BAD = [
+    (["grade", "{t}/nothing.py", "--out", "{t}/o"], "no submission at"),
+    (["grade", "{t}/rlhf.py", "--out", "{t}/o", "--only", "nonsense"], "nonsense is unknown. Valid: rm_loss, gae"),
+    (["grade", "{t}/rlhf.py", "--out", "{t}/o", "--only", "GAE"], "case-sensitive (did you mean gae?)"),
+    (["grade", "{t}/rlhf.py", "--out", "{t}/o", "--only", "gae.known_values"], "is a test, not a part (its part: gae)"),
+    (["grade", "{t}/rlhf.py", "--out", "{t}/afile"], "is a file, not a folder"),
+    (["grade", "{t}/rlhf.py", "--out", "{t}/afile/sub"], "cannot be created"),
+    (["grade", "{t}/rlhf.py", "--out", "/proc/lab12-out"], "is not writable"),
+    (["grade", "{t}/rlhf.py"], "the following arguments are required: --out"),
+    (["grade-all", "{t}/missing", "--out", "{t}/o"], "no submissions folder or zip at"),
+    (["grade-all", "{t}/rlhf.py", "--out", "{t}/o"], "is not a folder or a zip"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--only", "gea"], "gea is unknown"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--workers", "0"], "--workers: must be at least 1"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--workers", "two"], "'two' is not a whole number"),
+    (["grade-all", "{t}/class", "--out", "{t}/afile"], "is a file, not a folder"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--nbgrader-db", "{t}/none.db"], "no nbgrader gradebook at"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--nbgrader-db", "{t}/afile", "--only", "gae"], "drop --only"),
+    (["validate", "--parts", "e2e"], "--parts: e2e is unknown. Valid: rm_loss"),
+    (["validate", "--workers", "-1"], "--workers: must be at least 1"),
+    (["release", "--out", "{t}/afile"], "is a file, not a folder"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_error_line_and_exit_2(files, capsys, argv, message):
+    argv = [a.replace("{t}", str(files)) for a in argv]
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own checks (types, required arguments)
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+    assert not (files / "o").exists()  # refused before any work
+
+
+def test_every_command_has_examples_in_its_help(capsys):
+    for command in COMMANDS:
+        with pytest.raises(SystemExit) as exit_:
+            main([command, "--help"])
+        assert exit_.value.code == 0
+        text = capsys.readouterr().out
+        assert "examples:" in text and f"python -m autograder {command}" in text, command
+        assert "exit codes:" in text and "130" in text, command
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("lab12-autograder ")
+
+
+def test_comma_list_and_out_folder(tmp_path):
+    assert comma_list(" gae, kl,,gae ") == ["gae", "kl"]
+    assert check_out_folder(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    assert not (tmp_path / "new").exists()  # checked, not created
+    assert list(tmp_path.iterdir()) == []   # the write probe leaves nothing behind
+    with pytest.raises(CommandError):
+        check_out_folder(Path("/proc/1/lab12"))
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    (tmp_path / "rlhf.py").write_text("import time\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(tmp_path / "rlhf.py"),
+                             "--out", str(tmp_path / "out"), "--only", "gae"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)  # the grade is under way (torch imported, the child started)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["interrupted: grade stopped; its sandboxed child was stopped and no "
+                                        "report was written"], err
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout
+    assert not children.strip()
+    assert os.path.exists(tmp_path / "out") is False
