@@ -1,7 +1,7 @@
 """What this machine offers to isolate the sandboxed child, and the command that starts it with all of it.
 
     iso = isolation.detect()           # probed once per judge process (one bubblewrap start, ~20 ms)
-    iso.describe()                     # "bubblewrap + own uid + seccomp + rlimits + memory polled (no cgroup)"
+    iso.describe()                     # "bubblewrap + own uid + Landlock + seccomp + rlimits + memory polled (no cgroup)"
     argv = iso.command(home, [python, "-I", worker, ...], seccomp_fd, tmp_bytes)
 
 Layers, each used when available and named in the report when missing:
@@ -13,13 +13,19 @@ Layers, each used when available and named in the report when missing:
   own uid      when the judge is root, the worker drops to a uid of its own (UID_BASE + the pid of the
                process that started it), with no supplementary groups: it can signal, ptrace or count
                as no other process, and the whole uid is killed at the end.
-  seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts refused).
+  Landlock     (Linux >= 5.13; needs neither root nor namespaces) the worker restricts itself to reading
+               the view above and writing its own tmp folder (autograder/child/confine.py): the layer
+               that hides the grader's files where bubblewrap cannot start (Docker's default profile).
+  seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts, SysV IPC, memfd refused).
   cgroup v2    memory.max, memory.swap.max and pids.max for the child's leaf; used when a delegated
                folder is found: $LAB12_CGROUP, <cgroup2 mount>/lab12 (docs/isolation.md shows how to
                make it) or the judge's own cgroup, whichever has memory and pids in cgroup.subtree_control.
                Without it the judge polls memory (PSS of the child's process tree, every 0.2 s).
-LAB12_SANDBOX=rlimits forces the weakest level (tests of degradation); LAB12_SANDBOX=bwrap makes a
-missing bubblewrap an error (CI and Gradescope set-up must not degrade silently).
+LAB12_SANDBOX=rlimits forces the weakest level, without bubblewrap or Landlock (tests of degradation:
+never for real grades, which the secrets preflight then refuses); LAB12_SANDBOX=bwrap makes a
+missing bubblewrap an error (CI and Gradescope set-up must not degrade silently). Whatever the level,
+a real grade first runs autograder/preflight.py: a probe started exactly like the child must find no
+secret readable, or the grade is refused.
 """
 
 from __future__ import annotations
@@ -37,10 +43,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder import paths, seccomp
+from autograder.child import confine
 
 UID_BASE = 2_100_000_000   # child uids: UID_BASE + a pid (< 2**22), far above any system or subuid range
 CGROUP_MOUNTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
 HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlinks into /usr, or folders
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")  # Landlock: read + write
 
 
 class IsolationError(Exception):
@@ -52,13 +60,15 @@ class Isolation:
     bwrap: str | None = None           # path of a bubblewrap that passed the probe
     own_uid: bool = False              # the judge is root: the child gets a uid of its own
     seccomp: bytes | None = None       # the BPF program (None: this architecture is not covered)
+    landlock: int = 0                  # the kernel's Landlock ABI version (0: none)
     cgroup: Path | None = None         # a delegated cgroup v2 folder with memory and pids controllers
     notes: tuple[str, ...] = field(default=())  # why a layer is missing
 
     def describe(self) -> str:
         """One line for reports, e.g. "bubblewrap + own uid + seccomp + rlimits + cgroup memory limit"."""
-        layers = ["bubblewrap" if self.bwrap else "no bubblewrap (the child sees the grader's files)",
-                  "own uid" if self.own_uid else "same uid as the grader"]
+        layers = ["bubblewrap" if self.bwrap else "no bubblewrap",
+                  "own uid" if self.own_uid else "same uid as the grader",
+                  "Landlock" if self.landlock else "no Landlock"]
         layers.append("seccomp" if self.seccomp else "no seccomp")
         layers.append("rlimits")
         memory = "memory polled (no cgroup)" if os.path.isdir("/proc") else "no memory limit (no /proc)"
@@ -99,6 +109,29 @@ class Isolation:
         return argv + ["--chdir", "/tmp", "--", *inner]
 
 
+    def landlock_rules(self, home: Path) -> dict:
+        """What the child may reach under Landlock (confine.landlock): the same view as bubblewrap's."""
+        roots = [Path(link).resolve() for link in HOST_LINKS if os.path.isdir(link)] + [Path("/usr")]
+        read = [p for root in roots + _view_roots() for p in _carve(root, _secrets())]
+        read += [home.resolve(), Path("/proc")]
+        write = [Path("/tmp"), Path("/dev/shm")] if self.bwrap else [home.resolve() / "tmp"]
+        return {"abi": self.landlock, "read": [str(p) for p in read], "write": [str(p) for p in write],
+                "files": list(DEVICES)}
+
+
+def _carve(root: Path, secrets: list[Path]) -> list[Path]:
+    """`root`, or, when secrets lie strictly inside it, the entries around them (Landlock only adds)."""
+    inside = [s for s in secrets if s != root and s.is_relative_to(root)]
+    if not inside:
+        return [root]
+    kept = []
+    for entry in sorted(root.iterdir()):
+        if entry in inside:
+            continue
+        kept += _carve(entry, inside) if any(s.is_relative_to(entry) for s in inside) else [entry]
+    return kept
+
+
 def _view_roots() -> list[Path]:
     """The interpreter and its packages, outside /usr, without nested duplicates."""
     roots = []
@@ -129,6 +162,9 @@ def detect() -> Isolation:
     if iso.cgroup is None:
         notes.append("no delegated cgroup v2 with memory and pids controllers")
     if wanted != "rlimits":
+        iso = replace(iso, landlock=confine.landlock_abi())
+        if not iso.landlock:
+            notes.append("no Landlock (it needs Linux >= 5.13 with landlock among the enabled LSMs)")
         found = shutil.which("bwrap")
         problem = _probe(replace(iso, bwrap=found)) if found else "bubblewrap is not installed"
         if problem is None:

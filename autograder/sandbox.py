@@ -17,6 +17,7 @@ exit, protocol, unreadable; what the child itself said (its last output line) is
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import shutil
@@ -30,11 +31,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import isolation, textsafe
+from autograder import ipc, isolation, textsafe
 from autograder.child import wire
 from autograder.paths import ASSIGNMENT
 
 CHILD_DIR = Path(__file__).with_name("child")
+CHILD_FILES = ("worker.py", "wire.py", "confine.py", "probe.py")
 WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")
 POLL_SECONDS = 0.2     # how often memory is checked when no cgroup limits it
 KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
@@ -125,7 +127,9 @@ def copy_submission(source: Path, target: Path, max_bytes: int) -> None:
 class Child:
     """One running worker with one submission imported."""
 
-    def __init__(self, submission: Path, limits: Limits, iso: isolation.Isolation | None = None):
+    def __init__(self, submission: Path | None, limits: Limits, iso: isolation.Isolation | None = None,
+                 program: str = "worker.py"):
+        """`program`: worker.py (imports `submission`), or probe.py (no submission; see preflight.py)."""
         self.limits, self.iso = limits, iso or isolation.detect()
         self.isolation = self.iso.describe()
         self._reason: str | None = None
@@ -134,7 +138,7 @@ class Child:
         self.home = Path(tempfile.mkdtemp(prefix="lab12-child-", dir=CHILD_ROOT)).resolve()
         self.leaf: isolation.CgroupLeaf | None = None
         try:
-            self._start(Path(submission))
+            self._start(submission, program)
         except BaseException:
             self.kill()
             raise
@@ -150,18 +154,19 @@ class Child:
                                + textsafe.clean(str(ready.get("error")), DETAIL_CHARS))
         self.hello = self._receive(deadline, limits.import_seconds, "importing rlhf.py")
 
-    def _start(self, submission: Path) -> None:
-        self.home.chmod(0o755)  # the child's own uid reads it
-        for name in ("worker.py", "wire.py"):
+    def _start(self, submission: Path | None, program: str) -> None:
+        for name in CHILD_FILES:
             shutil.copy(CHILD_DIR / name, self.home / name)
-        (self.home / "world").mkdir(mode=0o755)
+        (self.home / "world").mkdir()
         for name in WORLD_FILES:
             shutil.copy(ASSIGNMENT / name, self.home / "world" / name)
-        (self.home / "submission").mkdir(mode=0o755)
+        (self.home / "submission").mkdir()
         sub = self.home / "submission" / "rlhf.py"
-        copy_submission(submission, sub, self.limits.file_bytes)
-        for path in self.home.rglob("*"):
-            path.chmod(0o755 if path.is_dir() else 0o644)
+        if submission is not None:
+            copy_submission(Path(submission), sub, self.limits.file_bytes)
+        (self.home / "tmp").mkdir()  # its writable folder without bubblewrap (with it: a private /tmp)
+        for path in [self.home, *self.home.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)  # until its uid is known: then root:uid 0750
         if self.iso.cgroup is not None:
             self.leaf = isolation.CgroupLeaf(self.iso.cgroup, self.limits.memory_mb << 20, self.limits.processes)
         to_child_r, self._to_child = os.pipe()
@@ -173,9 +178,10 @@ class Child:
             os.write(w, self.iso.seccomp)
             os.close(w)
             passed.append(seccomp_fd)
-        inner = [sys.executable, "-I", "-u", "-B", str(self.home / "worker.py"), str(sub), str(self.home / "world"),
+        inner = [sys.executable, "-I", "-u", "-B", str(self.home / program), str(sub), str(self.home / "world"),
                  str(to_child_r), str(from_child_w)]
-        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp" if self.iso.bwrap else str(self.home),
+        tmp = "/tmp" if self.iso.bwrap else str(self.home / "tmp")
+        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp,
                "LANG": "C.UTF-8", "LAB12_CHILD": str(self.home), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "OPENBLAS_NUM_THREADS": "1"}  # -I ignores PYTHON* variables: -u (unbuffered: output kept at a kill), -B
         leaf = self.leaf
@@ -193,6 +199,17 @@ class Child:
         self._drainer = threading.Thread(target=self.output.drain, args=(self.proc.stdout,), daemon=True)
         self._drainer.start()
         self.uid = isolation.UID_BASE + self.proc.pid if self.iso.own_uid else None
+        if self.uid is not None:
+            self._hand_over(self.uid)
+
+    def _hand_over(self, uid: int) -> None:
+        """Its folder becomes root:uid 0750 (0640 files): readable by this child only, writable by none
+        but its tmp (uid:uid 0700). The worker still waits for its set-up, so nothing ran as uid yet."""
+        for path in [self.home, *self.home.rglob("*")]:
+            os.chown(path, 0, uid, follow_symlinks=False)
+            path.chmod(0o750 if path.is_dir() else 0o640)
+        os.chown(self.home / "tmp", uid, uid)
+        (self.home / "tmp").chmod(0o700)
 
     def _setup(self) -> dict:
         """What the worker applies to itself before it imports the submission (see worker.confine)."""
@@ -201,7 +218,9 @@ class Child:
                    "RLIMIT_AS": [lim.address_space_mb << 20] * 2,
                    "RLIMIT_CPU": [int(lim.cpu_seconds), int(lim.cpu_seconds) + 1]}  # SIGXCPU, then SIGKILL
         program = list(self.iso.seccomp) if self.iso.seccomp and not self.iso.bwrap else None
-        return {"op": "setup", "uid": self.uid, "rlimits": rlimits, "processes": lim.processes, "seccomp": program}
+        landlock = self.iso.landlock_rules(self.home) if self.iso.landlock else None
+        return {"op": "setup", "uid": self.uid, "rlimits": rlimits, "processes": lim.processes, "seccomp": program,
+                "landlock": landlock}
 
     # ------------------------------------------------------------------ talking to the child
     def request(self, message: dict, timeout: float | None = None, what: str = "the call") -> dict:
@@ -228,7 +247,7 @@ class Child:
             left = deadline - time.monotonic()
             if select.select([self._from_child], [], [], max(0.0, min(left, POLL_SECONDS)))[0]:
                 break
-            if self.leaf is None and self._resident_mb() > self.limits.memory_mb:
+            if self.leaf is None and self._resident_mb() + self._tmpfs_mb() > self.limits.memory_mb:
                 self._stop("memory")
             elif left <= 0:
                 self._timeout(what, timeout)
@@ -303,6 +322,17 @@ class Child:
                 continue
         return total / 1024
 
+    def _tmpfs_mb(self) -> float:
+        """What the child's files hold in memory-backed folders (tmpfs): its tmp, and without bubblewrap
+        what its uid owns in the shared temp folders (with bubblewrap those are private and size-capped)."""
+        if self.iso.bwrap:
+            return 0.0
+        total = _tree_bytes(str(self.home / "tmp")) if _on_tmpfs(str(self.home / "tmp")) else 0
+        if self.uid is not None:
+            for folder in filter(_on_tmpfs, SHARED_TEMP):
+                total += sum(_tree_bytes(e.path) for e in _entries_of(self.uid, folder))
+        return total / (1 << 20)
+
     def members(self) -> set[int]:
         """Every live process of this child: its tree, its uid, or anything naming its folder (~30 ms)."""
         if not os.path.isdir("/proc"):  # not Linux: the process group is all kill() can reach
@@ -367,28 +397,65 @@ class Child:
         if self.leaf is not None:
             self.leaf.remove()
             self.leaf = None
-        if self.uid is not None and not self.iso.bwrap:  # no private /tmp: remove what its uid left there
+        if self.uid is not None and not self.iso.bwrap:  # no private /tmp or IPC namespace: remove its leftovers
             for folder in SHARED_TEMP:
                 _remove_owned_by(self.uid, folder)
+            ipc.remove_owned_by(self.uid)
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _entries_of(uid: int, folder: str) -> list[os.DirEntry]:
+    """The entries of `folder` that belong to `uid` (links not followed)."""
+    try:
+        return [e for e in os.scandir(folder) if e.stat(follow_symlinks=False).st_uid == uid]
+    except OSError:
+        return []
 
 
 def _remove_owned_by(uid: int, folder: str) -> None:
     """Delete the entries of `folder` that belong to `uid` (without following links)."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
+    for entry in _entries_of(uid, folder):
         try:
-            if entry.stat(follow_symlinks=False).st_uid != uid:
-                continue
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
                 os.unlink(entry.path)
         except OSError:
             continue
+
+
+def _tree_bytes(path: str) -> int:
+    """Bytes allocated (st_blocks: sparse files count what they really hold) beneath `path`, links not followed."""
+    total, todo = 0, [path]
+    while todo:
+        current = todo.pop()
+        try:
+            info = os.lstat(current)
+        except OSError:
+            continue
+        total += info.st_blocks * 512
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                todo += [e.path for e in os.scandir(current)]
+            except OSError:
+                pass
+    return total
+
+
+@functools.lru_cache(maxsize=64)
+def _on_tmpfs(path: str) -> bool:
+    """True when `path` lies on a memory-backed file system (the longest matching mount in mountinfo)."""
+    best, fstype = "", ""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                mount, kind = fields[4], fields[fields.index("-") + 1]
+                if (path == mount or path.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best):
+                    best, fstype = mount, kind
+    except (OSError, ValueError, IndexError):
+        return False
+    return fstype in ("tmpfs", "ramfs", "shmfs")
 
 
 def _uids(pid: int) -> set[int]:

@@ -2,9 +2,11 @@
 
 Refused (the call fails with EPERM, nothing is killed): sockets other than AF_UNIX (no network even
 if a namespace were missing), ptrace and cross-process memory access, new namespaces (unshare,
-setns, clone with CLONE_NEW* flags), mount and the new mount API, chroot, and calls a grader's child
-never needs that widen the kernel's attack surface (io_uring, which would bypass this filter, bpf,
-perf_event_open, userfaultfd, keyrings, kernel modules, kexec, reboot, file handles).
+setns, clone with CLONE_NEW* flags), mount and the new mount API, chroot, memory the judge's poll
+cannot see (System V shared memory, message queues and semaphores, memfd_create: the lab needs none
+of them, torch's import included), and calls a grader's child never needs that widen the kernel's
+attack surface (io_uring, which would bypass this filter, bpf, perf_event_open, userfaultfd,
+keyrings, kernel modules, kexec, reboot, file handles).
 clone3 answers ENOSYS, as in Docker's and Flatpak's profiles: its flags sit in memory a filter
 cannot read, and glibc then falls back to clone, whose flags are checked.
 
@@ -48,13 +50,18 @@ SYSCALLS = {  # name: (x86_64, aarch64)
     "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106),
     "kexec_load": (246, 104), "kexec_file_load": (320, 294), "reboot": (169, 142),
     "open_by_handle_at": (304, 265), "name_to_handle_at": (303, 264),
+    "shmget": (29, 194), "shmat": (30, 196), "shmctl": (31, 195), "shmdt": (67, 197),
+    "semget": (64, 190), "semop": (65, 193), "semctl": (66, 191), "semtimedop": (220, 192),
+    "msgget": (68, 186), "msgsnd": (69, 189), "msgrcv": (70, 188), "msgctl": (71, 187),
+    "memfd_create": (319, 279), "memfd_secret": (447, 447),
 }
 REFUSED = ("ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns", "mount", "umount2",
            "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
            "mount_setattr", "io_uring_setup", "io_uring_enter", "io_uring_register", "bpf",
            "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "init_module",
            "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
-           "open_by_handle_at", "name_to_handle_at")
+           "open_by_handle_at", "name_to_handle_at", "shmget", "shmat", "shmctl", "shmdt", "semget", "semop",
+           "semctl", "semtimedop", "msgget", "msgsnd", "msgrcv", "msgctl", "memfd_create", "memfd_secret")
 
 
 def machine() -> str:

@@ -29,8 +29,14 @@ show("uid", os.getuid())
 show("groups", os.getgroups())
 show("nonewprivs", status["NoNewPrivs"].strip())
 show("seccomp", status["Seccomp"].strip())
-show("repo", os.path.exists(%(repo)r))
-show("reference", os.path.exists(%(reference)r))
+def readable(path):
+    try:
+        with open(path) as f:
+            return bool(f.read(1))
+    except OSError:
+        return False
+show("repo", readable(%(repo)r))
+show("reference", readable(%(reference)r))
 show("nproc", resource.getrlimit(resource.RLIMIT_NPROC)[0] < 10_000)
 show("core", resource.getrlimit(resource.RLIMIT_CORE))
 show("threads", torch.get_num_threads())
@@ -44,6 +50,14 @@ show("unix", "allowed")
 show("unshare", libc.unshare(0x10000000) == 0 or ctypes.get_errno())
 show("ptrace", libc.ptrace(16, os.getppid(), 0, 0) == 0 or ctypes.get_errno())
 show("setuid0", libc.setuid(0) == 0)
+show("shmget", libc.shmget(0, 1 << 20, 0o1600) >= 0 or ctypes.get_errno())
+show("msgget", libc.msgget(0, 0o1600) >= 0 or ctypes.get_errno())
+show("memfd", libc.memfd_create(b"x", 0) >= 0 or ctypes.get_errno())
+try:
+    open("/tmp/lab12-probe-litter", "w").close()
+    show("shared_tmp", "writable")
+except OSError as exc:
+    show("shared_tmp", exc.errno)
 '''
 
 
@@ -72,17 +86,26 @@ def test_bubblewrap_level_hides_the_grader_and_refuses_escapes(tmp_path):
     assert seen["inet"] == "1" and seen["unix"] == "allowed"          # EPERM from the filter
     assert seen["unshare"] == "1" and seen["ptrace"] == "1" and seen["setuid0"] == "False"
     assert seen["nproc"] == "True" and seen["core"] == "(0, 0)" and seen["threads"] == "1"
+    assert seen["shmget"] == seen["msgget"] == seen["memfd"] == "1"
     if iso.own_uid:
         assert int(seen["uid"]) >= isolation.UID_BASE and seen["groups"] == "[]"
 
 
-def test_rlimits_level_still_filters_and_limits(tmp_path):
+@pytest.mark.parametrize("landlock", [True, False])
+def test_without_bubblewrap_landlock_hides_files_and_seccomp_still_filters(tmp_path, landlock):
+    """The Docker level: no namespaces. Landlock hides the grader's files; without it they are visible
+    (honest; the secrets preflight then refuses a real grade unless file modes hide them)."""
     iso = dataclasses.replace(isolation.detect(), bwrap=None)
+    if landlock and not iso.landlock:
+        pytest.skip("this kernel has no Landlock")
+    iso = iso if landlock else dataclasses.replace(iso, landlock=0)
     seen = probe(tmp_path, iso)
-    assert seen["repo"] == "True"            # honest: without bubblewrap the files are visible
+    assert seen["repo"] == str(not landlock) and seen["reference"] == str(not landlock)
+    assert seen["shared_tmp"] == ("13" if landlock else "writable")       # EACCES from Landlock
     if seccomp.supported():
         assert seen["nonewprivs"] == "1" and seen["seccomp"] == "2"
         assert seen["inet"] == "1" and seen["unshare"] == "1" and seen["ptrace"] == "1"
+        assert seen["shmget"] == seen["msgget"] == seen["memfd"] == "1"
     assert seen["nproc"] == "True" and seen["core"] == "(0, 0)" and seen["threads"] == "1"
     if iso.own_uid:
         assert int(seen["uid"]) >= isolation.UID_BASE and seen["groups"] == "[]" and seen["setuid0"] == "False"
@@ -106,7 +129,7 @@ def test_kill_leaves_no_process_behind(tmp_path, level):
 
 
 def test_without_bubblewrap_files_left_in_shared_temp_are_removed(tmp_path):
-    iso = dataclasses.replace(isolation.detect(), bwrap=None)
+    iso = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)  # with Landlock it cannot write there
     if not iso.own_uid:
         pytest.skip("only a child with its own uid can be told from the grader's files")
     name = f"lab12-litter-{os.getpid()}"
@@ -129,10 +152,12 @@ def test_seccomp_program_is_well_formed():
 
 
 def test_describe_names_every_missing_layer():
-    full = isolation.Isolation(bwrap="/usr/bin/bwrap", own_uid=True, seccomp=b"x", cgroup=Path("/sys/fs/cgroup/lab12"))
-    assert full.describe() == "bubblewrap + own uid + seccomp + rlimits + cgroup memory limit"
+    full = isolation.Isolation(bwrap="/usr/bin/bwrap", own_uid=True, seccomp=b"x", landlock=6,
+                               cgroup=Path("/sys/fs/cgroup/lab12"))
+    assert full.describe() == "bubblewrap + own uid + Landlock + seccomp + rlimits + cgroup memory limit"
     bare = isolation.Isolation().describe()
-    assert bare.startswith("no bubblewrap") and "same uid" in bare and "no seccomp" in bare and "polled" in bare
+    assert bare.startswith("no bubblewrap") and "same uid" in bare and "no Landlock" in bare
+    assert "no seccomp" in bare and "polled" in bare
 
 
 def test_forced_rlimits_level(monkeypatch):
@@ -162,6 +187,59 @@ def test_the_view_covers_grader_files_inside_bound_folders(tmp_path, monkeypatch
     covered = {argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"}
     assert str(ROOT) in covered and str(ROOT / "solutions") in covered
     assert argv[argv.index("--") + 1:] == ["python"]
+
+
+def test_landlock_rules_carve_grader_files_out_of_bound_folders(tmp_path, monkeypatch):
+    monkeypatch.setattr(isolation, "_view_roots", lambda: [ROOT])  # as if the venv held the repository
+    rules = isolation.Isolation(landlock=6).landlock_rules(tmp_path)
+    read = set(rules["read"])
+    assert str(ROOT) not in read and str(ROOT / "solutions") not in read and str(ROOT / "grading.yaml") not in read
+    assert not [p for p in read if p.startswith(str(ROOT / "autograder"))]
+    assert str(ROOT / "assignment") in read and str(tmp_path.resolve()) in read
+    assert rules["write"] == [str(tmp_path.resolve() / "tmp")] and "/dev/null" in rules["files"]
+
+
+def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path):
+    """Detected level: nothing readable. Own uid without bubblewrap or Landlock: the world-readable
+    repository is refused with a sentence saying what to fix; a secret of mode 0700 is hidden."""
+    from autograder import preflight
+    limits = config.load().limits
+    started = time.monotonic()
+    preflight.ensure_secrets_hidden(limits, [tmp_path])
+    print(f"preflight at the detected level: {(time.monotonic() - started) * 1000:.0f} ms")
+    bare = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)
+    if not bare.own_uid:
+        pytest.skip("file modes hide nothing from a child of the same uid")
+    with pytest.raises(preflight.SecretsVisible, match="chmod -R go-rwx"):
+        preflight.ensure_secrets_hidden(limits, [], bare)
+    secret = tmp_path / "other-student"
+    secret.mkdir(mode=0o700)
+    (secret / "rlhf.py").write_text("secret")
+    answer_for = preflight.secret_paths([secret])
+    assert secret / "rlhf.py" in answer_for
+    child = sandbox.Child(None, limits, bare, program="probe.py")
+    try:
+        seen = child.request({"op": "probe", "paths": [str(secret), str(secret / "rlhf.py"), str(REFERENCE)]})
+    finally:
+        child.kill()
+    assert seen["readable"] == [str(REFERENCE)] and seen["writable"] == []
+
+
+def test_kill_removes_system_v_ipc_left_by_the_child(tmp_path):
+    """Last layer: seccomp refuses shmget (probed above); with the filter off, kill() still removes it."""
+    from autograder import ipc
+    iso = dataclasses.replace(isolation.detect(), bwrap=None, seccomp=None)
+    if not iso.own_uid:
+        pytest.skip("only a child with its own uid can be told from the grader's IPC objects")
+    path = tmp_path / "rlhf.py"
+    path.write_text("import ctypes\nlibc = ctypes.CDLL(None)\nseg = libc.shmget(0, 1 << 20, 0o1600)\n"
+                    "sem = libc.semget(0, 1, 0o1600)\nq = libc.msgget(0, 0o1600)\nassert min(seg, sem, q) >= 0\n")
+    child = sandbox.Child(path, config.load().limits, iso)
+    assert child.hello.get("ok"), child.hello
+    uid = child.uid
+    assert len(ipc.owned_by(uid)) == 3
+    child.kill()
+    assert ipc.owned_by(uid) == []
 
 
 def test_links_and_fifos_are_not_copied(tmp_path):

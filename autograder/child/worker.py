@@ -2,9 +2,8 @@
 
 Runs inside the sandbox with only this folder, the given world and the submission visible:
     python -I worker.py SUBMISSION_FILE WORLD_DIR IN_FD OUT_FD
-It first reads the judge's set-up and confines itself before any submission code runs:
-    {"op": "setup", "uid": int or None, "rlimits": {"RLIMIT_AS": [soft, hard], ...},
-     "processes": int, "seccomp": [bytes of a BPF program] or None (bubblewrap installed it already)}
+It first reads the judge's set-up and confines itself before any submission code runs (confine.py:
+own uid, rlimits, Landlock, seccomp)
       -> {"ready": True}, or {"ok": False, "error": {"kind": "sandbox", ...}} when it could not
 then answers {"ok": bool, ...} for the import, then serves requests until the channel closes:
     {"op": "call", "fn": NAME, "args": [...], "kwargs": {...}, "grad": [arg indices]}
@@ -16,78 +15,19 @@ The judge trusts none of it: it checks every type, shape and number it receives.
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
-import resource
-import signal
 import sys
-import time
 import traceback
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `python -I` leaves the script's folder out
+import confine  # noqa: E402
 import wire  # noqa: E402
 
 torch.set_num_threads(1)
 torch.set_num_interop_threads(1)
-LIBC = ctypes.CDLL(None, use_errno=True)
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 38, 22, 2
-
-
-class SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-def confine(setup: dict) -> None:
-    """Drop to the child's uid, die with the parent, set rlimits, install seccomp: before the submission runs."""
-    uid = setup.get("uid")
-    if uid is not None:
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        if os.getresuid() != (uid, uid, uid) or os.getgroups():
-            raise OSError(f"could not switch to uid {uid}")
-    linux = sys.platform.startswith("linux")  # elsewhere (a student's Mac): the rlimits the system accepts
-    if linux:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    used = int(time.process_time()) + 1  # RLIMIT_CPU counts from the start: torch's import is not the student's
-    for name, (soft, hard) in setup["rlimits"].items():
-        extra = used if name == "RLIMIT_CPU" else 0
-        try:
-            resource.setrlimit(getattr(resource, name), (soft + extra, hard + extra))
-        except (ValueError, OSError):
-            if linux:
-                raise
-    if linux:
-        nproc = tasks_of(os.getuid()) + setup["processes"]  # RLIMIT_NPROC counts the uid's threads
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-    if setup.get("seccomp"):
-        program = ctypes.create_string_buffer(bytes(setup["seccomp"]))
-        fprog = SockFprog(len(setup["seccomp"]) // 8, ctypes.addressof(program))
-        _prctl(PR_SET_NO_NEW_PRIVS, 1)
-        _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
-
-
-def _prctl(option: int, arg: int, arg3: int = 0) -> None:
-    if LIBC.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(arg3), ctypes.c_ulong(0),
-                  ctypes.c_ulong(0)) != 0:
-        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
-
-
-def tasks_of(uid: int) -> int:
-    """Threads of this real uid that this process can see (in a pid namespace: only the sandbox's)."""
-    count = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/status") as status:
-                fields = dict(line.split(":", 1) for line in status if ":" in line)
-        except OSError:
-            continue
-        if int(fields["Uid"].split()[0]) == uid:
-            count += int(fields["Threads"])
-    return count
 
 
 def import_submission(path: str):
@@ -145,7 +85,7 @@ def call(module, request: dict) -> dict:
 def main() -> None:
     path, world, in_fd, out_fd = os.path.abspath(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     try:
-        confine(wire.read_frame(in_fd))
+        confine.confine(wire.read_frame(in_fd))
     except BaseException as exc:  # noqa: BLE001 - the judge reports a sandbox that cannot start as its own error
         wire.write_frame(out_fd, {"ok": False, "error": {"kind": "sandbox", "type": type(exc).__name__,
                                                        "message": str(exc)[:500], "line": None}})

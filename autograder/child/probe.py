@@ -1,0 +1,67 @@
+"""The secrets probe: started exactly like the worker (same sandbox, uid, Landlock, seccomp), it imports
+no submission and answers one question: which of these paths could a submission read or write?
+
+    python -I probe.py - WORLD_DIR IN_FD OUT_FD        (the worker's argv; the first two are unused)
+    {"op": "setup", ...} -> {"ready": True}; then {"ok": True} in place of an import's answer;
+    {"op": "probe", "paths": [...]} -> {"readable": [...], "writable": [...]}
+Standard library only (no torch import): it costs ~0.1 s. See autograder/preflight.py.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `python -I` leaves the script's folder out
+import confine  # noqa: E402
+
+
+def readable(path: str) -> bool:
+    """True when the directory can be listed or the file opened and read."""
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+            return True
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            os.read(fd, 1)
+        finally:
+            os.close(fd)
+        return True
+    except OSError:
+        return False
+
+
+def writable(path: str) -> bool:
+    """True when a file can be made in the directory, or the file opened for writing (nothing is written)."""
+    try:
+        if os.path.isdir(path):
+            mark = os.path.join(path, f".lab12-probe-{uuid.uuid4().hex[:8]}")
+            os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            os.unlink(mark)
+            return True
+        os.close(os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK))
+        return True
+    except OSError:
+        return False
+
+
+def main() -> None:
+    in_fd, out_fd = int(sys.argv[3]), int(sys.argv[4])
+    try:
+        confine.confine(confine.read_setup(in_fd))
+    except BaseException as exc:  # noqa: BLE001 - the judge reports a sandbox that cannot start as its own error
+        confine.write_plain(out_fd, {"ok": False, "error": {"kind": "sandbox", "type": type(exc).__name__,
+                                                          "message": str(exc)[:500], "line": None}})
+        return
+    confine.write_plain(out_fd, {"ready": True})
+    confine.write_plain(out_fd, {"ok": True})
+    request = confine.read_setup(in_fd)
+    paths = [p for p in request.get("paths", []) if isinstance(p, str)]
+    confine.write_plain(out_fd, {"readable": [p for p in paths if readable(p)],
+                                 "writable": [p for p in paths if writable(p)]})
+
+
+if __name__ == "__main__":
+    main()

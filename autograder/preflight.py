@@ -1,0 +1,80 @@
+"""Before a real grade: prove, from the child's own point of view, that no secret of the grader is readable.
+
+    ensure_secrets_hidden(cfg.limits, extra=[out_dir, *other_submissions])   # raises SecretsVisible
+
+A probe (autograder/child/probe.py) is started exactly like the child that will run the submission
+(same sandbox command, uid, rlimits, Landlock, seccomp) and tries to list, open and write every
+secret: the reference, the hidden checks, the mistake bank, the diagnosis, calibration data, the
+validity code, grading.yaml, and `extra` (the output folder, other students' submissions). One it
+can read or write fails the grade closed, with one sentence that says what to fix. Paths that do not
+exist (a student's self-check has none of them) need nothing, so the self-check never refuses.
+Costs one small process start (~0.1 s, no torch import).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from autograder import isolation, paths
+from autograder.isolation import IsolationError
+from autograder.sandbox import Child, ChildFailure, Limits, SandboxError
+
+MAX_PATHS = 20_000  # a class folder of submissions: every file is asked about, up to this many
+
+
+class SecretsVisible(IsolationError):
+    """A secret would be readable (or writable) by the submission: grading here is refused."""
+
+
+def secret_paths(extra: Iterable[Path] = ()) -> list[Path]:
+    """The grader's secrets that exist on this machine, and `extra`, each folder with everything beneath."""
+    package = Path(isolation.__file__).resolve().parent
+    roots = [paths.SOLUTIONS, package / "checks" / "hidden", package / "bank", package / "diagnosis.py",
+             package / "data", package / "validity", paths.GRADING_YAML, *map(Path, extra)]
+    found: list[Path] = []
+    for root in roots:
+        if not os.path.lexists(root):
+            continue
+        found.append(Path(root))
+        if Path(root).is_dir() and not Path(root).is_symlink():
+            for folder, dirs, files in os.walk(root):
+                found += [Path(folder, name) for name in dirs + files]
+    return found[:MAX_PATHS]
+
+
+def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
+                          iso: isolation.Isolation | None = None) -> None:
+    """Raise SecretsVisible (one sentence: what is exposed, what to do) unless the child could reach none."""
+    iso = iso or isolation.detect()
+    secrets = secret_paths(extra)
+    if not secrets:
+        return
+    try:
+        probe = Child(None, limits, iso, program="probe.py")
+    except (SandboxError, ChildFailure) as exc:
+        raise SecretsVisible(f"cannot check that the grader's files are hidden from submissions ({exc}); "
+                             "not grading") from None
+    try:
+        answer = probe.request({"op": "probe", "paths": [str(p) for p in secrets]}, timeout=60,
+                               what="the secrets probe")
+    except ChildFailure as exc:
+        raise SecretsVisible(f"the secrets probe failed ({exc}); not grading") from None
+    finally:
+        probe.kill()
+    exposed = [p for p in answer.get("readable", []) + answer.get("writable", []) if isinstance(p, str)]
+    if exposed:
+        raise SecretsVisible(f"{exposed[0]} (and {len(set(exposed)) - 1} more) would be readable or writable "
+                             f"by submissions at this isolation level ({iso.describe()}): {_fix(iso)}")
+
+
+def _fix(iso: isolation.Isolation) -> str:
+    """What would hide the secrets here, in one clause."""
+    if not iso.own_uid and not iso.landlock:
+        return ("install bubblewrap (apt install bubblewrap), or grade as root, or on Linux >= 5.13 with "
+                "Landlock enabled; a student's self-check (python self_check.py) needs none of this")
+    if iso.own_uid:
+        return ("make them unreadable for other users (chown -R root:root, chmod -R go-rwx: the Gradescope "
+                "bundle's setup.sh does this for /autograder/source), or install bubblewrap")
+    return "install bubblewrap (apt install bubblewrap), or grade as root with the secrets not world-readable"
