@@ -101,3 +101,19 @@ def test_a_notebook_is_named_by_its_own_path_not_the_temporary_module(tmp_path):
     module = notebook_to_module_file(notebook)
     assert submission_name(module) == str(notebook)
     assert submission_name(tmp_path / "rlhf.py") == str(tmp_path / "rlhf.py")
+
+
+@pytest.mark.slow
+def test_run_experiments_trains_with_a_notebook(tmp_path):
+    """The nbgrader edition has only the notebook: run_experiments.py takes its functions as the grader does."""
+    import subprocess
+    import sys
+
+    from autograder.paths import ASSIGNMENT
+    notebook = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
+    done = subprocess.run([sys.executable, str(ASSIGNMENT / "run_experiments.py"), "--solution", str(notebook),
+                           "--iterations", "2", "--runs", "kl", "--out", str(tmp_path / "plots")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "held-out pairwise accuracy" in done.stdout and (tmp_path / "plots" / "gold.png").is_file()
+    assert "2/2" in done.stderr, "the progress bar counts the PPO iterations"
