@@ -110,6 +110,9 @@ def test_handout_teaches_every_function_and_its_points(built, raw):
     for command in ("python -m pytest tests", "python self_check.py", "python run_experiments.py"):
         assert command in readme
     assert "blind spot" in readme and "run only when you submit" in readme
+    assert readme.count("Values at positions where mask == 0") == 1, "the shapes paragraph is shown once"
+    assert read_zip(built["student"]) and "`cd lab12`" in readme, "the handout names the folder the zip unpacks to"
+    assert "withheld until after the due date" in readme and "worth 0 points" in readme  # the feedback policy
 
 
 def test_public_tests_mirror_the_visible_tests_one_to_one(raw):

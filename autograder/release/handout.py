@@ -27,7 +27,7 @@ def part_points(raw: dict, part: str) -> dict[str, float]:
 
 
 def handout_context(lab: Lab, raw: dict, descriptions: dict[str, str], torch: str,
-                    has_experiments: bool) -> dict:
+                    has_experiments: bool, folder: str) -> dict:
     points = {part.name: part_points(raw, part.name) for part in lab.parts}
     missing = sorted(set(raw["e2e"]) - set(descriptions))
     if missing:
@@ -36,7 +36,7 @@ def handout_context(lab: Lab, raw: dict, descriptions: dict[str, str], torch: st
             "description": descriptions[name]} for name, spec in raw["e2e"].items()]
     unit_total = sum(p["unit"] for p in points.values())
     return {
-        "assignment": raw["assignment"], "lab": lab, "points": points, "e2e": e2e, "torch": torch,
+        "assignment": raw["assignment"], "folder": folder, "lab": lab, "points": points, "e2e": e2e, "torch": torch,
         "n_functions": sum(len(part.functions) for part in lab.parts), "has_experiments": has_experiments,
         "visible_points": sum(p["visible"] for p in points.values()),
         "total_points": unit_total + sum(t["points"] for t in e2e),

@@ -35,6 +35,13 @@ class Lab:
     preamble: str       # the code between the module docstring and the first part (imports)
     parts: list[Part]
 
+    @property
+    def intro(self) -> str:
+        """The docstring without its title line and without the paragraphs naming commands (`python ...`):
+        what to implement and the shapes, once; each edition (handout, notebook) says how to run things."""
+        paragraphs = self.docstring.split("\n\n")[1:]
+        return "\n\n".join(p for p in paragraphs if "`python " not in p).strip()
+
 
 def read_lab(source: str) -> Lab:
     """Parse the reference: every top-level function belongs to the last section comment above it."""

@@ -80,7 +80,7 @@ def student_tree(src: Sources) -> Tree:
     add_engine(tree, src.root, **recipe["engine"])
     add_public_config(tree, src.raw, recipe["public_config"])
     context = handout_context(src.lab, src.raw, src.recipes["e2e_descriptions"], src.torch,
-                              has_experiments="run_experiments.py" in tree.files)
+                              has_experiments="run_experiments.py" in tree.files, folder=recipe["folder"])
     add_handout(tree, src.templates, recipe["handout"]["template"], recipe["handout"]["to"], context)
     check_student_files(src, tree.files)
     return tree
