@@ -1,58 +1,299 @@
-"""Load grading.yaml into typed settings (see docs/grading-yaml.md for every key)."""
+"""grading.yaml, read into typed settings. Every key is declared once, here, with its type, default and meaning.
+
+    cfg = config.load()        # ConfigError("grading.yaml:93: limits.memroy_mb: unknown key (known: ...)")
+    cfg.tests["gae.known_values"].points, cfg.limits.memory_mb, cfg.hypothesis.max_examples
+    cfg.e2e["kl_penalty"]["ppo"]   # an e2e test's own settings are read by key (see E2ESpec)
+
+Torch-free and grader-free (it imports only yaml): commands, the batch coordinator and the release
+pipeline all read grading.yaml through `load()`. docs/grading-yaml.md documents every key declared here;
+tests/test_config.py checks that the two agree.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import dataclasses
+import typing
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from autograder.paths import GRADING_YAML
-from autograder.sandbox import Limits
 
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's, least visible first
 
 
 class ConfigError(Exception):
-    """grading.yaml is missing a key or has a wrong value."""
+    """grading.yaml is missing a key, has an unknown one or a wrong value; the message names file and line."""
+
+
+def doc(text: str, default: Any = dataclasses.MISSING) -> Any:
+    """A declared key: its meaning (shown in errors and checked against docs/grading-yaml.md) and default."""
+    return field(default=default, metadata={"doc": text})
+
+
+class Section(Mapping):
+    """A typed section that can also be read by key (`spec["seed"]`, `{**spec}`), as the e2e measures do."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._keys():
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def _keys(self) -> list[str]:
+        return [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Hypothesis(Section):
+    max_examples: int = doc("generated inputs per property test, before shrinking (derandomised)")
+    rtol: float = doc("relative tolerance of comparisons at float64 inputs")
+    atol: float = doc("absolute tolerance of comparisons at float64 inputs")
+    rtol_float32: float = doc("relative tolerance at float32 inputs")
+    atol_float32: float = doc("absolute tolerance at float32 inputs")
 
 
 @dataclass(frozen=True)
 class TestSpec:
     id: str
-    points: float
-    visibility: str
+    points: float = doc("points of the test (all or nothing)")
+    visibility: str = doc("when students see the test's outcome: name, score, message, hint (Gradescope "
+                          "visibility); default: default_visibility", "")
+    inputs_visibility: str = doc("when students see the test's failing input and the submission's own error "
+                                 "text (never before `visibility`); default: default_inputs_visibility", "")
+
+
+@dataclass(frozen=True)
+class E2ESpec(Section):
+    """One end-to-end test: the keys every test has, plus its own settings (declared by its registration)."""
+
+    points: float = doc("points of the test (all or nothing)")
+    parts: tuple[str, ...] = doc("the parts whose submission functions the test trains with")
+    seed: int = doc("seeds the rankings, the PPO run and (offset by 10000) the evaluation prompts")
+    visibility: str = doc("as for tests", "")
+    inputs_visibility: str = doc("as for tests", "")
+    settings: Mapping[str, Any] = field(default_factory=dict)  # the test's own keys (thresholds, sizes)
+
+    def _keys(self) -> list[str]:
+        return ["points", "parts", "seed", "visibility", "inputs_visibility", *self.settings]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.settings[key] if key in self.settings else super().__getitem__(key)
+
+
+@dataclass(frozen=True)
+class Calibration(Section):
+    seeds: int = doc("reference seeds per end-to-end test in a full calibration")
+    min_margin_std: float = doc("the worst reference seed must sit this many std inside each threshold")
+    min_margin: float = doc("...and at least this much in absolute terms")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of the sandboxed child (and grade_seconds, of a whole grade)."""
+
+    call_seconds: float = doc("wall time of one call of a student function")
+    import_seconds: float = doc("wall time of importing rlhf.py (torch's import included)")
+    grade_seconds: float = doc("the whole grade: tests not started by then fail with a message")
+    memory_mb: int = doc("memory of the child, every kind counted (cgroup where allowed, else polled)")
+    processes: int = doc("processes and threads the child may add")
+    output_bytes: int = doc("what the submission prints, kept for the report (the rest is counted, dropped)")
+    file_bytes: int = doc("largest file the child may write, and largest rlhf.py")
+    open_files: int = doc("open file descriptors of the child")
+    cpu_seconds: float = doc("CPU time of one child process, all its calls together")
+    address_space_mb: int = doc("address-space backstop (torch reserves far more than it uses)")
+    tmp_mb: int = doc("size of the child's private /tmp and /dev/shm")
+
+
+@dataclass(frozen=True)
+class Batch:
+    job_seconds: float = doc("grade-all: a worker still grading one submission after this long is stopped")
 
 
 @dataclass(frozen=True)
 class Config:
-    raw: dict
-    parts: dict[str, list[str]]
-    tests: dict[str, TestSpec]
-    e2e: dict[str, dict]
-    hypothesis: dict
-    limits: Limits
-    grade_seconds: float
+    assignment: str = doc("the lab's title")
+    submission: str = doc("the file students submit (a notebook defining the same functions is accepted)")
+    parts: dict[str, list[str]] = doc("part -> the contract functions it grades")
+    default_visibility: str = doc("visibility of tests that set none: hidden, after_due_date, "
+                                  "after_published or visible")
+    default_inputs_visibility: str = doc("inputs_visibility of tests that set none")
+    hypothesis: Hypothesis = doc("property tests")
+    tests: dict[str, TestSpec] = doc("unit and property tests: id -> points and visibility")
+    e2e: dict[str, E2ESpec] = doc("end-to-end tests: name -> points, parts, seed and the test's own settings")
+    calibration: Calibration = doc("policy of `python -m autograder calibrate`")
+    limits: Limits = doc("limits of the sandboxed child and of a whole grade")
+    batch: Batch = doc("grade-all")
+    leaderboard: bool = doc("write Gradescope leaderboard entries (gold gain, RM accuracy) into results.json",
+                            False)
+    source: str = "grading.yaml"   # where it was read from (for messages)
+    lines: Mapping[str, int] = field(default_factory=dict, repr=False)  # "limits.memory_mb" -> line
 
-    def part_of(self, function: str) -> str:
-        return next(p for p, fns in self.parts.items() if function in fns)
+    @property
+    def grade_seconds(self) -> float:
+        return self.limits.grade_seconds
+
+    @property
+    def contract(self) -> tuple[str, ...]:
+        """Every contract function, in the order of `parts`."""
+        return tuple(fn for fns in self.parts.values() for fn in fns)
+
+    def where(self, key: str) -> str:
+        """"grading.yaml:57" for a dotted key (the nearest enclosing key that has a line)."""
+        while key and key not in self.lines:
+            key = key.rpartition(".")[0]
+        return f"{self.source}:{self.lines[key]}" if key else self.source
 
 
 def load(path: Path = GRADING_YAML) -> Config:
-    raw = yaml.safe_load(Path(path).read_text())
-    default = raw.get("default_visibility", "after_due_date")
+    """Read and check grading.yaml; raises ConfigError naming the file and line of the first problem."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+        lines = _key_lines(yaml.compose(text))
+        raw = yaml.safe_load(text)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path.name}: cannot be read ({exc})") from None
+    reader = _Reader(path.name, lines)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path.name}: expected a mapping of sections")
+    cfg = reader.build(Config, {k: v for k, v in raw.items() if k not in ("tests", "e2e")}, "",
+                       skip=("tests", "e2e", "source", "lines"), fixed={"tests": {}, "e2e": {}})
+    tests = {tid: reader.build(TestSpec, spec, f"tests.{tid}", skip=("id",), fixed={"id": tid})
+             for tid, spec in reader.mapping(raw.get("tests"), "tests").items()}
+    e2e = {name: reader.e2e(name, spec) for name, spec in reader.mapping(raw.get("e2e"), "e2e").items()}
+    cfg = dataclasses.replace(cfg, e2e=e2e, source=path.name, lines=lines,
+                              tests={**tests, **{f"e2e.{n}": _e2e_test_spec(n, s) for n, s in e2e.items()}})
+    return _resolve_visibility(cfg, reader)
+
+
+def _e2e_test_spec(name: str, spec: E2ESpec) -> TestSpec:
+    return TestSpec(f"e2e.{name}", float(spec.points), spec.visibility, spec.inputs_visibility)
+
+
+def _resolve_visibility(cfg: Config, reader: "_Reader") -> Config:
+    """Fill in defaults; an input is never shown before its test's outcome."""
+    for key in ("default_visibility", "default_inputs_visibility"):
+        reader.visibility(getattr(cfg, key), key)
     tests = {}
-    for test_id, spec in {**raw["tests"], **{f"e2e.{k}": v for k, v in raw["e2e"].items()}}.items():
-        visibility = spec.get("visibility", default)
-        if visibility not in VISIBILITIES:
-            raise ConfigError(f"{test_id}: visibility must be one of {', '.join(VISIBILITIES)}")
-        if not isinstance(spec.get("points"), (int, float)) or spec["points"] < 0:
-            raise ConfigError(f"{test_id}: points must be a non-negative number")
-        tests[test_id] = TestSpec(test_id, float(spec["points"]), visibility)
-    limits_raw = dict(raw["limits"])
-    grade_seconds = float(limits_raw.pop("grade_seconds"))
-    known = {f.name for f in fields(Limits)}
-    if set(limits_raw) - known:
-        raise ConfigError(f"unknown limits: {', '.join(sorted(set(limits_raw) - known))}")
-    return Config(raw=raw, parts=raw["parts"], tests=tests, e2e=raw["e2e"], hypothesis=raw["hypothesis"],
-                  limits=Limits(**limits_raw), grade_seconds=grade_seconds)
+    for tid, spec in cfg.tests.items():
+        key = f"e2e.{tid[4:]}" if tid.startswith("e2e.") else f"tests.{tid}"
+        outcome = reader.visibility(spec.visibility or cfg.default_visibility, f"{key}.visibility")
+        inputs = reader.visibility(spec.inputs_visibility or cfg.default_inputs_visibility,
+                                   f"{key}.inputs_visibility")
+        inputs = min(inputs, outcome, key=VISIBILITIES.index)
+        if spec.points < 0:
+            raise reader.error(f"{key}.points", "must be a non-negative number")
+        tests[tid] = dataclasses.replace(spec, visibility=outcome, inputs_visibility=inputs)
+    e2e = {n: dataclasses.replace(s, visibility=tests[f"e2e.{n}"].visibility,
+                                  inputs_visibility=tests[f"e2e.{n}"].inputs_visibility) for n, s in cfg.e2e.items()}
+    return dataclasses.replace(cfg, tests=tests, e2e=e2e)
+
+
+def _key_lines(node: yaml.Node | None, prefix: str = "") -> dict[str, int]:
+    """Dotted key -> 1-based line, for every key of nested mappings."""
+    found: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = f"{prefix}{key.value}"
+            found[name] = key.start_mark.line + 1
+            found.update(_key_lines(value, name + "."))
+    return found
+
+
+class _Reader:
+    """Builds declared dataclasses from YAML values, with file:line in every error."""
+
+    def __init__(self, source: str, lines: dict[str, int]):
+        self.source, self.lines = source, lines
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        where = key
+        while where and where not in self.lines:
+            where = where.rpartition(".")[0]
+        line = f":{self.lines[where]}" if where else ""
+        return ConfigError(f"{self.source}{line}: {key}: {problem}")
+
+    def mapping(self, value: Any, key: str) -> dict:
+        if not isinstance(value, dict):
+            raise self.error(key, "expected a mapping")
+        return value
+
+    def visibility(self, value: Any, key: str) -> str:
+        if value not in VISIBILITIES:
+            raise self.error(key, f"must be one of {', '.join(VISIBILITIES)} (got {value!r})")
+        return value
+
+    def build(self, cls: type, value: Any, key: str, skip: tuple[str, ...] = (), fixed: dict | None = None):
+        """cls(**value) with every key declared, typed and present (or defaulted)."""
+        data = self.mapping(value, key or "grading.yaml")
+        hints = typing.get_type_hints(cls)
+        declared = [f for f in dataclasses.fields(cls) if f.name not in skip]
+        unknown = sorted(set(data) - {f.name for f in declared} - set(skip))
+        if unknown:
+            known = ", ".join(f.name for f in declared)
+            raise self.error(_join(key, unknown[0]), f"unknown key (known: {known})")
+        kwargs = dict(fixed or {})
+        for f in declared:
+            name = _join(key, f.name)
+            if f.name in data:
+                kwargs[f.name] = self.convert(hints[f.name], data[f.name], name)
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise self.error(key or name, f"missing key {f.name!r} ({f.metadata.get('doc', '')})")
+        return cls(**kwargs)
+
+    def e2e(self, name: str, value: Any) -> E2ESpec:
+        data = self.mapping(value, f"e2e.{name}")
+        common = {f.name for f in dataclasses.fields(E2ESpec)} - {"settings"}
+        spec = self.build(E2ESpec, {k: v for k, v in data.items() if k in common}, f"e2e.{name}", skip=("settings",))
+        return dataclasses.replace(spec, settings={k: v for k, v in data.items() if k not in common})
+
+    def convert(self, kind: Any, value: Any, key: str) -> Any:
+        origin, args = typing.get_origin(kind), typing.get_args(kind)
+        if dataclasses.is_dataclass(kind):
+            return self.build(kind, value, key)
+        if origin is dict:
+            return {k: self.convert(args[1], v, _join(key, k)) for k, v in self.mapping(value, key).items()}
+        if origin in (list, tuple):
+            if not isinstance(value, list):
+                raise self.error(key, f"expected a list (got {value!r})")
+            items = [self.convert(args[0], v, key) for v in value]
+            return items if origin is list else tuple(items)
+        if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if kind is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if kind in (str, bool) and isinstance(value, kind):
+            return value
+        raise self.error(key, f"expected {getattr(kind, '__name__', kind)} (got {value!r})")
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def declared_keys() -> dict[str, str]:
+    """Every declared key ("limits.memory_mb") and its meaning: what docs/grading-yaml.md must document."""
+    keys: dict[str, str] = {}
+
+    def walk(cls: type, prefix: str) -> None:
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if "doc" not in f.metadata:
+                continue
+            keys[_join(prefix, f.name)] = f.metadata["doc"]
+            if dataclasses.is_dataclass(hints[f.name]):
+                walk(hints[f.name], _join(prefix, f.name))
+
+    walk(Config, "")
+    walk(TestSpec, "tests.*")
+    walk(E2ESpec, "e2e.*")
+    return keys

@@ -1,78 +1,47 @@
-"""Human reports of a grade: the words for each test, report.md and report.html (jinja2)."""
+"""Human reports of a grade: report.md and report.html for students, staff.md for course staff (jinja2).
+
+    write_reports(result, Path("out"))   # results.json, report.md, report.html, staff.md
+
+The student reports show what students may see right away (autograder/outcome.py: visible outcomes,
+inputs only where released); staff.md shows every test, every input, and how the child was isolated.
+Imports only outcome, results and jinja2: rendering needs no torch.
+"""
 
 from __future__ import annotations
 
 import base64
-from collections import OrderedDict
 from pathlib import Path
 
 import jinja2
 
-from autograder.grade import GradeResult, TestResult
+from autograder.outcome import GradeResult, part_table, summary_lines, test_text
+from autograder.results import write_results
 
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
                                autoescape=jinja2.select_autoescape(["html"]), keep_trailing_newline=True,
                                undefined=jinja2.StrictUndefined)
-MAX_REPORT = 512 * 1024  # characters of report.md / report.html
+MAX_REPORT = 512 * 1024  # characters of one report
+__all__ = ["summary_lines", "test_text", "write_reports"]
 
 
-def part_table(result: GradeResult) -> list[dict]:
-    """One row per part (and one for the end-to-end tests): points, maximum, tests passed."""
-    rows: OrderedDict[str, dict] = OrderedDict()
-    for t in result.tests:
-        row = rows.setdefault(t.tags[0], {"part": t.tags[0], "score": 0.0, "max": 0.0, "passed": 0, "tests": 0,
-                                          "first_failure": ""})
-        row["score"] += t.score
-        row["max"] += t.max_score
-        row["tests"] += 1
-        row["passed"] += t.passed
-        if not t.passed and not row["first_failure"]:
-            row["first_failure"] = t.message
-    return list(rows.values())
+def render(name: str, result: GradeResult, student: bool) -> str:
+    """One template for one reader: `student` shows only what students may see right away."""
+    shown = result.shown(student)
 
+    def text(t) -> str:
+        return test_text(t, show_inputs=not student or t.inputs_visibility == "visible")
 
-def summary_lines(result: GradeResult) -> list[str]:
-    """The score table as plain text lines (printed by `grade`, and Gradescope's top-level output)."""
-    lines = [f"{'part':<10} {'points':>13}  tests   first problem"]
-    for row in part_table(result):
-        problem = row["first_failure"][:90]
-        lines.append(f"{row['part']:<10} {row['score']:>6.1f} / {row['max']:<5g} {row['passed']:>2}/{row['tests']:<3}  "
-                     f"{problem}")
-    lines.append(f"{'total':<10} {result.score:>6.1f} / {result.max_score:<5g}")
-    if result.partial:
-        lines.append("(partial grade: only some tests were selected with --only)")
-    return lines
-
-
-def test_text(t: TestResult) -> str:
-    """What a student reads about one test (Gradescope's per-test output and the Markdown report)."""
-    if t.passed:
-        return "Passed." + (f"\n{t.details}" if t.details else "")
-    lines = [f"Failed: {t.message}"]
-    f = t.failure
-    if f is not None:
-        if f.inputs:
-            lines += ["Smallest failing input:", f.inputs]
-        if f.expected or f.got:
-            lines += [f"Expected: {f.expected}", f"Got:      {f.got}"]
-    if t.diagnosis:
-        lines.append(f"Hint: {t.diagnosis}")
-    if t.details:
-        lines.append(t.details)
-    return "\n".join(lines)
-
-
-def _render(name: str, result: GradeResult) -> str:
-    text = TEMPLATES.get_template(name).render(
-        result=result, table=part_table(result), text=test_text,
+    text_out = TEMPLATES.get_template(name).render(
+        result=result, tests=shown, table=part_table(shown), text=text, student=student,
+        output=result.output if not student or result.output_visibility == "visible" else "",
         png=lambda data: base64.b64encode(data).decode())
-    return text if len(text) <= MAX_REPORT else text[:MAX_REPORT] + "\n[report cut: too long]\n"
+    return text_out if len(text_out) <= MAX_REPORT else text_out[:MAX_REPORT] + "\n[report cut: too long]\n"
 
 
-def write_reports(result: GradeResult, out: Path) -> None:
-    """results.json, report.md and report.html into `out` (created if needed)."""
-    from autograder.results import write_results
+def write_reports(result: GradeResult, out: Path, with_leaderboard: bool = False) -> None:
+    """results.json, report.md, report.html (students) and staff.md into `out` (created if needed)."""
     out.mkdir(parents=True, exist_ok=True)
-    write_results(result, out / "results.json")
-    (out / "report.md").write_text(_render("report.md.j2", result))
-    (out / "report.html").write_text(_render("report.html.j2", result))
+    write_results(result, out / "results.json", with_leaderboard)
+    for name, template, student in (("report.md", "report.md.j2", True), ("report.html", "report.html.j2", True),
+                                    ("staff.md", "report.md.j2", False)):
+        (out / name).write_text(render(template, result, student), encoding="utf-8", errors="replace")

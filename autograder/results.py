@@ -1,8 +1,11 @@
-"""results.json in Gradescope's autograder format.
+"""results.json in Gradescope's autograder format, built from the grade's plain results (autograder/outcome.py).
 
-Top level: score, execution_time, output, tests; each test: name, score, max_score, status,
-visibility, output, tags. The text a student sees comes from `report.test_text`, the same words
-as the Markdown report.
+Top level: score, execution_time, output (the score table, from visible outcomes only), visibility,
+stdout_visibility (hidden: the grader's own log is for staff), tests, and `leaderboard` when grading.yaml
+asks for it. Each test: name, score, max_score, status, visibility, output, tags. A test whose failing
+input is released later than its outcome gets a second, 0-point entry with that input, carrying
+`inputs_visibility`; what the submission printed is another 0-point entry, as visible as its least
+visible input.
 """
 
 from __future__ import annotations
@@ -10,38 +13,62 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autograder.grade import GradeResult
-from autograder.report import summary_lines, test_text
+from autograder.outcome import GradeResult, TestResult, summary_lines, test_text
 
 MAX_OUTPUT = 8000    # characters of one test's output
 MAX_BYTES = 1 << 20  # results.json stays under 1 MB
 
 
-def results_json(result: GradeResult) -> dict:
-    tests = [{
-        "name": f"{t.id}: {t.title}",
-        "score": round(t.score, 4),
-        "max_score": t.max_score,
-        "status": "passed" if t.passed else "failed",
-        "visibility": t.visibility,
-        "output": test_text(t)[:MAX_OUTPUT],
-        "tags": t.tags,
-    } for t in result.tests]
-    return {
-        "score": round(sum(t["score"] for t in tests), 4),
+def _entry(t: TestResult, name: str, score: float, max_score: float, visibility: str, output: str) -> dict:
+    return {"name": name, "score": round(score, 4), "max_score": max_score,
+            "status": "passed" if t.passed else "failed", "visibility": visibility,
+            "output": output[:MAX_OUTPUT], "tags": t.tags}
+
+
+def test_entries(t: TestResult) -> list[dict]:
+    """The Gradescope entries of one test: its outcome, and its withheld input when there is one."""
+    entries = [_entry(t, f"{t.id}: {t.title}", t.score, t.max_score, t.visibility, test_text(t, not t.withheld))]
+    if t.withheld:
+        entries.append(_entry(t, f"{t.id}: failing input", 0.0, 0.0, t.inputs_visibility, test_text(t)))
+    return entries
+
+
+def leaderboard(result: GradeResult) -> list[dict]:
+    """Gradescope leaderboard entries: the e2e measurements named in LEADERBOARD that this grade has."""
+    metrics = {(t.id, k): v for t in result.tests for k, v in t.finding.metrics.items()}
+    return [{"name": name, "value": round(metrics[key], 4), "order": order}
+            for name, key, order in LEADERBOARD if key in metrics]
+
+
+LEADERBOARD = (  # (column, (test id, metric), sort order)
+    ("gold gain (your PPO pieces)", ("e2e.kl_penalty", "gold_gain"), "desc"),
+    ("reward model held-out accuracy", ("e2e.reward_model", "accuracy"), "desc"),
+)
+
+
+def results_json(result: GradeResult, with_leaderboard: bool = False) -> dict:
+    tests = [e for t in result.tests for e in test_entries(t)]
+    if result.output:
+        tests.append({"name": "what your code printed", "score": 0.0, "max_score": 0.0, "status": "passed",
+                      "visibility": result.output_visibility, "output": result.output[-MAX_OUTPUT:], "tags": []})
+    data = {
+        "score": round(result.score, 4),
         "execution_time": round(result.execution_time, 2),
-        "output": "\n".join(summary_lines(result)),
+        "output": "\n".join(summary_lines(result, student=True)),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+    if with_leaderboard:
+        data["leaderboard"] = leaderboard(result)
+    return data
 
 
-def write_results(result: GradeResult, path: Path) -> None:
-    data = results_json(result)
+def write_results(result: GradeResult, path: Path, with_leaderboard: bool = False) -> None:
+    data = results_json(result, with_leaderboard)
     text = json.dumps(data, indent=1)
     while len(text.encode()) > MAX_BYTES:  # cut the longest outputs until it fits
         longest = max(data["tests"], key=lambda t: len(t["output"]))
         longest["output"] = longest["output"][: len(longest["output"]) // 2] + "\n[cut]"
         text = json.dumps(data, indent=1)
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8", errors="replace")

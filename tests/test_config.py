@@ -1,10 +1,14 @@
-"""grading.yaml is the one source of points and visibility, and it matches the registered tests."""
+"""grading.yaml is the one source of points and visibility, it matches the registries, and its reader is strict."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
-from autograder import checks, config
+import pytest
+
+from autograder import checks, config, e2e
+from autograder.paths import ROOT
 from training import CONTRACT
 
 
@@ -15,13 +19,22 @@ def test_every_check_has_points_and_every_entry_a_check():
     assert unit_tests == set(registry), "grading.yaml `tests:` and the registered checks differ"
 
 
+def test_e2e_registry_is_grading_yaml():
+    cfg = config.load()
+    assert set(cfg.e2e) == set(e2e.REGISTRY)
+    e2e.check_config(cfg)  # each test has exactly its declared keys
+    for name, test in e2e.REGISTRY.items():
+        assert test.thresholds <= set(test.settings), name
+        assert test.shares is None or test.shares in e2e.REGISTRY, name
+
+
 def test_each_part_is_worth_20_points_and_covers_its_functions():
     cfg = config.load()
     points = defaultdict(float)
     for spec in cfg.tests.values():
         points[spec.id.split(".")[0]] += spec.points
     assert dict(points) == {"rm_loss": 20, "gae": 20, "ppo_clip": 20, "kl": 20, "e2e": 20}
-    assert sorted(fn for fns in cfg.parts.values() for fn in fns) == sorted(CONTRACT)
+    assert cfg.contract == CONTRACT
 
 
 def test_checks_call_only_their_own_part_functions():
@@ -30,15 +43,39 @@ def test_checks_call_only_their_own_part_functions():
         assert set(check.functions) <= set(cfg.parts[check.part]), check.id
 
 
-def test_visible_tests_are_reference_free_and_public_checks_are_visible():
+def test_public_checks_are_exactly_those_with_visible_inputs():
     cfg = config.load()
     for check in checks.load_all().values():
         public = check.run.__module__.startswith("autograder.checks.public")
-        assert public == (cfg.tests[check.id].visibility == "visible"), check.id
+        assert public == (cfg.tests[check.id].inputs_visibility == "visible"), check.id
 
 
-def test_e2e_tests_name_real_parts():
-    cfg = config.load()
-    for name, spec in cfg.e2e.items():
-        assert set(spec["parts"]) <= set(cfg.parts), name
-        assert spec.get("lane", 0) in (0, 1)
+def test_inputs_are_never_shown_before_the_outcome():
+    order = config.VISIBILITIES.index
+    for spec in config.load().tests.values():
+        assert order(spec.inputs_visibility) <= order(spec.visibility), spec.id
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace("  memory_mb:", "  memroy_mb:"), r"grading.yaml:\d+: limits.memroy_mb: unknown key"),
+    (lambda s: s.replace("max_examples: 40", "max_examples: forty"), r"grading.yaml:\d+: hypothesis.max_examples: "
+                                                                     r"expected int"),
+    (lambda s: s.replace("default_visibility: visible", "default_visibility: public"), r"default_visibility: must be"),
+    (lambda s: s.replace("    eval_prompts: 512         # fresh", "    eval_prompt: 512         # fresh"),
+     r"grading.yaml:\d+: e2e.kl_penalty.eval_prompt: unknown key"),
+    (lambda s: s.replace("batch:\n  job_seconds: 1500\n", "batch: {}\n"), r"batch: missing key 'job_seconds'"),
+])
+def test_bad_keys_are_refused_with_file_and_line(tmp_path, edit, message):
+    text = (ROOT / "grading.yaml").read_text()
+    bad = tmp_path / "grading.yaml"
+    bad.write_text(edit(text))
+    assert bad.read_text() != text
+    with pytest.raises(config.ConfigError, match=message):
+        e2e.check_config(config.load(bad))
+
+
+def test_every_declared_key_is_documented():
+    docs = (ROOT / "docs" / "grading-yaml.md").read_text()
+    documented = set(re.findall(r"`([a-z_0-9]+)`", docs))
+    missing = [k for k in config.declared_keys() if k.rsplit(".", 1)[-1] not in documented]
+    assert not missing, f"docs/grading-yaml.md does not document {missing}"

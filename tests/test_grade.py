@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from autograder import config
-from autograder.grade import grade
+from autograder.grade import GraderError, grade
 from autograder.paths import REFERENCE, ROOT, STARTER
 from autograder.report import write_reports
 
@@ -36,7 +36,7 @@ def test_reference_gets_full_marks(reference_grade):
 def test_starter_gets_zero_with_one_clear_line_per_part(starter_grade):
     assert starter_grade.score == 0
     for t in starter_grade.tests:
-        assert "is not implemented yet" in t.message and "NotImplementedError" in t.message
+        assert t.message.startswith("not implemented yet") and "NotImplementedError" in t.message
 
 
 def test_results_json_follows_gradescope_format(reference_grade, tmp_path):
@@ -97,3 +97,36 @@ def test_full_grade_of_the_reference(tmp_path):
     assert result.score == result.max_score == 100
     e2e = [t for t in result.tests if t.tags[0] == "e2e"]
     assert len(e2e) == 4 and all(t.plots for t in e2e if t.id != "e2e.reward_model")
+
+
+def test_an_empty_file_is_named_as_such(tmp_path):
+    (tmp_path / "rlhf.py").write_text("# nothing yet\n\n")
+    result = grade(tmp_path / "rlhf.py", only={"gae"})
+    assert result.status == "empty" and result.score == 0
+    assert all("holds no code" in t.message for t in result.tests)
+
+
+def test_the_blank_starter_is_not_implemented(starter_grade):
+    assert starter_grade.status == "not_implemented"
+
+
+def test_a_syntax_error_is_not_importable_with_its_line(tmp_path):
+    (tmp_path / "rlhf.py").write_text("import torch\n\ndef compute_gae(:\n")
+    result = grade(tmp_path / "rlhf.py", only={"gae"})
+    assert result.status == "not_importable" and "SyntaxError" in result.status_detail
+    assert "line 3" in result.status_detail
+
+
+def test_rlhf_py_in_a_single_nested_folder_is_found(tmp_path):
+    (tmp_path / "lab12").mkdir()
+    (tmp_path / "lab12" / "rlhf.py").write_text(REFERENCE.read_text())
+    result = grade(tmp_path, only={"gae"})
+    assert result.submission.endswith("lab12/rlhf.py") and result.score == 20
+
+
+def test_a_link_to_the_reference_is_not_graded(tmp_path):
+    (tmp_path / "rlhf.py").symlink_to(REFERENCE)
+    with pytest.raises(GraderError, match="link"):
+        grade(tmp_path, only={"gae"})
+    with pytest.raises(GraderError, match="link"):
+        grade(tmp_path / "rlhf.py", only={"gae"})

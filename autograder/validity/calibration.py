@@ -24,8 +24,6 @@ from typing import Callable
 import yaml
 
 BAND_METRICS = ("rm_score", "gold", "kl")   # per PPO iteration, for the report's plots
-BAND_RUN = {"kl_penalty": "run", "blind_spot": "run", "ptx": "ptx"}  # the history a test's band shows
-SHARED_MEMO = (("kl_penalty", "ptx"),)      # measured together: ptx reuses the kl_penalty run
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ class Run:
 
 def apply_overrides(e2e: dict, overrides: list[str]) -> dict:
     """A copy of grading.yaml's `e2e` section with `test.key[.sub]=value` overrides (values as YAML)."""
-    e2e = copy.deepcopy(e2e)
+    e2e = {name: copy.deepcopy(dict(spec)) for name, spec in e2e.items()}
     for item in overrides:
         path, _, value = item.partition("=")
         *parents, leaf = path.strip().split(".")
@@ -78,12 +76,10 @@ def seeded(spec: dict, index: int) -> dict:
 
 def tasks_for(tests: list[str], seeds: int, entry: str | None = None) -> list[Task]:
     """One task per seed and group of tests that share a memo; the longest groups first."""
-    groups = []
-    for shared in SHARED_MEMO:
-        if all(t in tests for t in shared):
-            groups.append(shared)
+    from autograder.e2e import REGISTRY, RM_TEST
+    groups = [(REGISTRY[t].shares, t) for t in tests if REGISTRY[t].shares in tests]
     groups += [(t,) for t in tests if not any(t in g for g in groups)]
-    groups.sort(key=lambda g: (len(g), g != ("reward_model",)), reverse=True)
+    groups.sort(key=lambda g: (len(g), g != (RM_TEST,)), reverse=True)
     return [Task(g, i, entry) for i in range(seeds) for g in groups]
 
 
@@ -92,7 +88,7 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     import torch
 
     from autograder import bank, config, e2e as e2e_mod
-    from autograder.grade import load_reference
+    from autograder.reference import load_reference
     from autograder.validity.entries import contract_with
 
     torch.set_num_threads(1)
@@ -107,11 +103,11 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     for test in task.tests:
         spec = seeded(e2e[test], task.index)
         try:
-            metrics, _, histories = e2e_mod.MEASURES[test](cfg, spec, parts, memo)
-            message = e2e_mod.verdict(test, spec, metrics)
+            metrics, _, histories = e2e_mod.REGISTRY[test].measure(cfg, spec, parts, memo)
+            message = e2e_mod.REGISTRY[test].verdict(spec, metrics)
         except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
             metrics, message, histories = None, f"training diverged: {str(exc)[:120]}", {}
-        history = histories.get(BAND_RUN.get(test), []) if task.entry is None else []
+        history = histories.get(e2e_mod.REGISTRY[test].band, []) if task.entry is None else []
         band = {m: [h[m] for h in history] for m in BAND_METRICS} if history else {}
         runs.append(Run(test, task.index, task.entry, metrics, message, band))
     return runs
@@ -156,7 +152,7 @@ def append_raw(path: Path, runs: list[Run], e2e: dict) -> None:
 def load_raw(path: Path, e2e: dict) -> list[Run]:
     """The runs of a JSON-lines file made with the same measured settings (others are ignored), so
     thresholds can be changed and the margins recomputed without training again."""
-    from autograder.e2e import verdict
+    from autograder.e2e import REGISTRY
     if not path.is_file():
         return []
     runs = []
@@ -165,16 +161,17 @@ def load_raw(path: Path, e2e: dict) -> list[Run]:
         if item["test"] in e2e and measured(item.pop("settings")) == measured(e2e[item["test"]]):
             run = Run(**item)
             if run.metrics is not None:  # judged again: the thresholds may have changed
-                run.message = verdict(run.test, e2e[run.test], run.metrics)
+                run.message = REGISTRY[run.test].verdict(e2e[run.test], run.metrics)
             runs.append(run)
     return runs
 
 
 def measured(spec: dict) -> dict:
-    """The settings a run's measurements depend on: not its points, lane or thresholds."""
-    from autograder.e2e import CRITERIA
-    thresholds = {bound for criteria in CRITERIA.values() for _, bound, _, _ in criteria if isinstance(bound, str)}
-    return {k: v for k, v in spec.items() if k not in thresholds | {"points", "lane"}}
+    """The settings a run's measurements depend on: not its points, visibility or thresholds."""
+    from autograder.e2e import REGISTRY
+    thresholds = {bound for test in REGISTRY.values() for bound in test.thresholds}
+    ignored = thresholds | {"points", "visibility", "inputs_visibility", "lane"}
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in spec.items() if k not in ignored}
 
 
 def task_done(task: Task, runs: list[Run]) -> bool:
@@ -232,11 +229,11 @@ def quantile(values: list[float], q: float) -> float:
 
 def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: float) -> list[Row]:
     """Rows for the reference's runs (entry None), one per criterion of each measured test."""
-    from autograder.e2e import CRITERIA, threshold
+    from autograder.e2e import REGISTRY, threshold
     rows = []
     for test in dict.fromkeys(r.test for r in runs if r.entry is None):
         mine = [r for r in runs if r.test == test and r.entry is None]
-        for metric, bound, side, _ in CRITERIA[test]:
+        for metric, bound, side in ((c.metric, c.bound, c.side) for c in REGISTRY[test].criteria):
             values = [r.metrics[metric] for r in mine if r.metrics is not None]
             failures = sum(1 for r in mine if r.metrics is None or _fails(test, e2e[test], r, metric))
             rows.append(Row(test, metric, side, threshold(e2e[test], bound), values, failures,
@@ -245,11 +242,11 @@ def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: flo
 
 
 def _fails(test: str, spec: dict, run: Run, metric: str) -> bool:
-    from autograder.e2e import CRITERIA, margin, threshold
-    for name, bound, side, _ in CRITERIA[test]:
-        if name == metric:
-            m = margin(run.metrics[metric], threshold(spec, bound), side)
-            return m < 0 or (m == 0 and side == ">")
+    from autograder.e2e import REGISTRY, margin, threshold
+    for c in REGISTRY[test].criteria:
+        if c.metric == metric:
+            m = margin(run.metrics[metric], threshold(spec, c.bound), c.side)
+            return m < 0 or (m == 0 and c.side == ">")
     return False
 
 

@@ -1,0 +1,187 @@
+"""The results of a grade as plain data: what each test found, its score, the totals, and who may see what.
+
+    finding = Finding(message="advantages differ from the reference", inputs="rewards=...", got="...")
+    result = scored(spec, title, tags, finding)   # the one place points and visibility are applied
+    grade = GradeResult("rlhf.py", [result, ...], partial=False, execution_time=12.3)
+
+A leaf module (it imports only textsafe): reports, results.json and the batch coordinator read it
+without importing torch. Visibility follows grading.yaml: a test's outcome (message, expected/got, hint,
+metrics) has `visibility`; its failing input and the submission's own error text have
+`inputs_visibility`, never earlier. `student=True` views show only what is visible right away.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from autograder.textsafe import clean
+
+MAX_TEXT = 4000  # characters of any one field shown to a student
+
+
+@dataclass
+class Finding:
+    """What one test found; an empty `message` means it passed."""
+
+    message: str = ""            # the grader's own sentence (never text the submission produced)
+    kind: str = ""               # why: a submission failure kind ("import", "not_implemented", ...), "grader"
+    inputs: str = ""             # the (shrunk) failing input, formatted: shown with inputs_visibility
+    expected: str = ""
+    got: str = ""
+    submission_text: str = ""    # the submission's own error text: shown with inputs_visibility
+    hint: str = ""               # a known mistake the answer certainly matches
+    details: str = ""            # further lines of the outcome (e2e metrics)
+    plots: list[tuple[str, bytes]] = field(default_factory=list)  # (title, PNG)
+    metrics: dict[str, float] = field(default_factory=dict)        # e2e measurements (leaderboard)
+
+    @classmethod
+    def failed_call(cls, message: str, kind: str, detail: str) -> "Finding":
+        """A submission that gave no answer: `message` is the grader's sentence, `detail` the submission's text.
+
+        An import error's text is shown with the outcome: importing runs no test input, so it holds none.
+        """
+        if kind == "import":
+            return cls(message=f"{message}: {detail}" if detail else message, kind=kind)
+        if kind == "not_implemented":
+            message = f"not implemented yet: {message}"
+        return cls(message=message, kind=kind, submission_text=detail)
+
+
+@dataclass
+class TestResult:
+    __test__ = False  # not a pytest class
+    id: str
+    title: str
+    tags: list[str]              # first: the part (or "e2e", then the parts it trains with)
+    max_score: float
+    score: float
+    visibility: str
+    inputs_visibility: str
+    finding: Finding = field(default_factory=Finding)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return not self.finding.message
+
+    @property
+    def message(self) -> str:
+        return self.finding.message
+
+    @property
+    def diagnosis(self) -> str:
+        return self.finding.hint
+
+    @property
+    def details(self) -> str:
+        return self.finding.details
+
+    @property
+    def plots(self) -> list[tuple[str, bytes]]:
+        return self.finding.plots
+
+    @property
+    def withheld(self) -> bool:
+        """Its failing input or error text waits for a later visibility than its outcome."""
+        return bool(self.finding.inputs or self.finding.submission_text) and self.inputs_visibility != self.visibility
+
+
+def scored(spec: Any, title: str, tags: list[str], finding: Finding) -> TestResult:
+    """A finding with the points and visibilities of its grading.yaml entry (a config.TestSpec)."""
+    return TestResult(spec.id, title, tags, spec.points, 0.0 if finding.message else spec.points,
+                      spec.visibility, spec.inputs_visibility, finding)
+
+
+@dataclass
+class GradeResult:
+    submission: str              # the name shown for the submission
+    tests: list[TestResult]
+    partial: bool                # --only was given
+    execution_time: float
+    output: str = ""             # what the submission printed (capped): shown like the least visible input
+    isolation: str = ""          # how the child was isolated (staff only)
+    status: str = "graded"       # graded | not_importable | not_implemented | empty
+    status_detail: str = ""      # the import error with its line, or what is missing
+
+    @property
+    def score(self) -> float:
+        return sum(t.score for t in self.tests)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_score for t in self.tests)
+
+    @property
+    def output_visibility(self) -> str:
+        """Printed output may echo any input it saw: as visible as the least visible input of the grade."""
+        order = ("hidden", "after_due_date", "after_published", "visible")
+        return min((t.inputs_visibility for t in self.tests), key=order.index, default="visible")
+
+    def shown(self, student: bool) -> list[TestResult]:
+        """The tests a view shows: a student sees right away only tests whose outcome is visible."""
+        return [t for t in self.tests if not student or t.visibility == "visible"]
+
+
+def grade_status(findings: list[Finding]) -> tuple[str, str]:
+    """(status, detail) of a whole grade from its findings."""
+    kinds = [f.kind for f in findings]
+    for f in findings:
+        if f.kind == "import":
+            return "not_importable", f.message
+    if kinds and all(k in ("not_implemented", "missing") for k in kinds):
+        return "not_implemented", "no contract function is implemented yet (each raises NotImplementedError)"
+    return "graded", ""
+
+
+# ---------------------------------------------------------------- the words
+def part_table(tests: list[TestResult]) -> list[dict]:
+    """One row per part (and one for the end-to-end tests): points, maximum, tests passed, first problem."""
+    rows: OrderedDict[str, dict] = OrderedDict()
+    for t in tests:
+        row = rows.setdefault(t.tags[0], {"part": t.tags[0], "score": 0.0, "max": 0.0, "passed": 0, "tests": 0,
+                                          "first_failure": ""})
+        row["score"] += t.score
+        row["max"] += t.max_score
+        row["tests"] += 1
+        row["passed"] += t.passed
+        if not t.passed and not row["first_failure"]:
+            row["first_failure"] = clean(t.message, MAX_TEXT)
+    return list(rows.values())
+
+
+def summary_lines(result: GradeResult, student: bool = False) -> list[str]:
+    """The score table as text lines; `student`: built only from what students may see right away."""
+    tests = result.shown(student)
+    lines = [f"{'part':<10} {'points':>13}  tests   first problem"]
+    for row in part_table(tests):
+        lines.append(f"{row['part']:<10} {row['score']:>6.1f} / {row['max']:<5g} {row['passed']:>2}/{row['tests']:<3}  "
+                     f"{row['first_failure']}")
+    lines.append(f"{'total':<10} {sum(t.score for t in tests):>6.1f} / {sum(t.max_score for t in tests):<5g}")
+    if result.partial:
+        lines.append("(partial grade: only some tests were selected with --only)")
+    if student and len(tests) < len(result.tests):
+        lines.append(f"({len(result.tests) - len(tests)} more tests are shown when their results are released)")
+    return lines
+
+
+def test_text(t: TestResult, show_inputs: bool = True) -> str:
+    """What a reader sees about one test; without `show_inputs`, the failing input and error text are left out."""
+    f = t.finding
+    if t.passed:
+        return "Passed." + (f"\n{clean(f.details, MAX_TEXT)}" if f.details else "")
+    lines = [f"Failed: {clean(f.message, MAX_TEXT)}"]
+    if show_inputs and f.inputs:
+        lines += ["Smallest failing input:", clean(f.inputs, MAX_TEXT)]
+    if show_inputs and f.submission_text:
+        lines += [f"Your code said: {clean(f.submission_text, MAX_TEXT)}"]
+    if f.expected or f.got:
+        lines += [f"Expected: {clean(f.expected, MAX_TEXT)}", f"Got:      {clean(f.got, MAX_TEXT)}"]
+    if f.hint:
+        lines.append(f"Hint: {clean(f.hint, MAX_TEXT)}")
+    if f.details:
+        lines.append(clean(f.details, MAX_TEXT))
+    if not show_inputs and t.withheld:
+        lines.append("(the failing input and your code's own message are shown when the inputs are released)")
+    return "\n".join(lines)
