@@ -19,7 +19,6 @@ from pathlib import Path
 from autograder.batch.gradebook import has_total
 
 REST_CELL = "autograder_rest"
-REST_SOURCE = "Hidden checks and end-to-end tests: points given by `python -m autograder grade-all`."
 
 
 class NbgraderError(Exception):
@@ -81,8 +80,7 @@ def _rest_cell(gb, notebook: str, assignment: str, full: float):
         pass
     nb = gb.find_notebook(notebook, assignment)
     covered = sum(c.max_score for c in nb.grade_cells)
-    cell = gb.add_task_cell(REST_CELL, notebook, assignment, max_score=full - covered, cell_type="markdown",
-                            source=REST_SOURCE, checksum=None)
+    cell = gb.add_task_cell(REST_CELL, notebook, assignment, max_score=full - covered, cell_type="markdown")
     for submitted in nb.submissions:  # submissions made before the cell existed get a grade row for it
         gb.db.add(Grade(cell_id=cell.id, notebook=submitted))
     gb.db.commit()
