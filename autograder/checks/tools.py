@@ -59,9 +59,14 @@ class Answer:
                            args=self.args, kwargs=self.kwargs, answer=self.value)
 
     def expect_close(self, ctx: Context, got: torch.Tensor, expected: torch.Tensor, message: str,
-                     mask: torch.Tensor | None = None) -> None:
-        """Fail with `message` unless got ~ expected (where mask == 1), at the dtype's tolerance."""
+                     mask: torch.Tensor | None = None, scale: float = 0.0) -> None:
+        """Fail with `message` unless got ~ expected (where mask == 1), at the dtype's tolerance.
+
+        `scale` is the size of what a correct computation adds up (e.g. the sum of |terms| of a
+        mean): its rounding error, 4 * scale * eps(dtype), is added to the absolute tolerance, so
+        that a correct float32 sum of large terms that nearly cancel still passes."""
         rtol, atol = tolerances(ctx, expected.dtype)
+        atol += 4 * scale * torch.finfo(expected.dtype).eps
         g, e = got.double(), expected.double()
         if mask is not None:
             keep = mask.bool()
@@ -72,6 +77,20 @@ class Answer:
             raise self.fail(message, expected=fmt(shown(e)) + note, got=fmt(shown(g)))
 
 
+RECORDED: list | None = None  # while `recording()`: every (function, args, kwargs) a check calls
+
+
+@contextmanager
+def recording():
+    """Collect the calls checks make (to measure which parts of the valid domain they reach)."""
+    global RECORDED
+    saved, RECORDED = RECORDED, []
+    try:
+        yield RECORDED
+    finally:
+        RECORDED = saved
+
+
 def call(ctx: Context, function: str, *args, grad: tuple[int, ...] = (), names: tuple[str, ...] = (),
          shape: tuple[int, ...] | None = None, tuple_of: int | None = None, **kwargs) -> Answer:
     """Call the submission's `function` and validate the answer's type, shape and dtype.
@@ -79,6 +98,8 @@ def call(ctx: Context, function: str, *args, grad: tuple[int, ...] = (), names: 
     Raises CheckFailed (with the input) on an exception or a malformed answer, so hypothesis can
     shrink the input that causes it; fatal failures (not implemented, crashed...) pass through.
     """
+    if RECORDED is not None:
+        RECORDED.append((function, args, kwargs))
     answer = Answer(None, [], function, args, kwargs, fmt_call(function, args, kwargs, names))
     try:
         value, answer.grads = ctx.sub.call(function, *args, grad=grad, **kwargs)

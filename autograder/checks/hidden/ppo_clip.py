@@ -1,5 +1,12 @@
 """Hidden checks of ppo_policy_loss and ppo_value_loss: against the reference, and the clipping's structure.
 
+Valid domain (solutions/rlhf.py): (B, T) inputs with B >= 1, T >= 1 (T = 1, single rows and rows of 24-48
+tokens drawn), prefix masks with at least one generated token per row (ragged and full rows), float32 and
+float64, clip_eps in (0, 1) (0.05 to 0.9 drawn). ppo_policy_loss: log-probs in [-40, 0] at every position,
+so log-ratios up to +-40 (ratios near 1, near the clip bounds, and far outside them with both signs of
+advantage), advantages in [-10, 10] (garbage in [-1000, 1000] at padding). ppo_value_loss: values,
+old_values, returns in [-10, 10] (garbage in [-1000, 1000] at padding), values - old_values up to +-5.
+
 Where a gradient is compared, inputs are kept more than MARGIN away from the points where min/max/clip
 switch branches (there the loss is not differentiable and any subgradient would be fair).
 """
@@ -10,33 +17,47 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
-from autograder.checks.hidden.strategies import ragged_ranges
+from autograder.checks.hidden.strategies import LOGPROB_MIN, bounded, floats, ragged_ranges
 from autograder.checks.public.ppo_clip import POLICY_NAMES, VALUE_NAMES, expect_grad, grad_of
 from autograder.checks.tools import Answer, call, fmt, for_all, tolerances
 
 MARGIN = 1e-3
-EPS = st.sampled_from((0.2, 0.1, 0.3, 0.15, 0.25))  # clip_eps; shrinks towards the default 0.2
-# (old_logp, logp - old_logp, advantages) and clip_eps: ratios from 0.47 to 2.1
-POLICY_CASES = st.tuples(ragged_ranges(((-4.0, 0.0), (-0.75, 0.75), (-5.0, 5.0))), EPS)
-# ratios from 0.37 to 2.7: most tokens clipped
-FAR_POLICY_CASES = st.tuples(ragged_ranges(((-4.0, 0.0), (-1.0, 1.0), (-5.0, 5.0))), EPS)
-# (old_logp, advantages): logp = old_logp (ratio 1) on every generated token
-RATIO_ONE_CASES = ragged_ranges(((-4.0, 0.0), (-5.0, 5.0)))
+EPS = st.sampled_from((0.2, 0.1, 0.3, 0.05, 0.5, 0.9))  # clip_eps; shrinks towards the default 0.2
+NEAR_AND_FAR = st.one_of(floats(-0.75, 0.75, width=32), bounded(LOGPROB_MIN, -LOGPROB_MIN))  # log-ratios
+# (where in [LOGPROB_MIN, 0] the pair of log-probs sits, logp - old_logp, advantages) and clip_eps
+POLICY_CASES = st.tuples(ragged_ranges(((0.0, 1.0), NEAR_AND_FAR, (-10.0, 10.0)), garbage=(1.0, 40.0, 1e3)), EPS)
+# (where the log-prob sits, advantages): logp = old_logp (ratio 1) on every generated token
+RATIO_ONE_CASES = ragged_ranges(((0.0, 1.0), (-10.0, 10.0)), garbage=(1.0, 1e3))
 # (old_values, values - old_values, returns) and clip_eps
-VALUE_CASES = st.tuples(ragged_ranges(((-3.0, 3.0), (-0.75, 0.75), (-3.0, 3.0)), garbage=1e3), EPS)
-FAR_VALUE_CASES = st.tuples(ragged_ranges(((-3.0, 3.0), (-1.5, 1.5), (-3.0, 3.0)), garbage=1e3), EPS)
+VALUE_CASES = st.tuples(ragged_ranges(((-10.0, 10.0), st.one_of(floats(-0.75, 0.75, width=32), bounded(-5.0, 5.0)),
+                                       (-10.0, 10.0)), garbage=(1e3, 0.0, 1e3)), EPS)
+
+
+def _logprob_pair(where: torch.Tensor, log_ratio: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(logp, old_logp), both in [LOGPROB_MIN, 0], with logp - old_logp = log_ratio (|log_ratio| <= 40):
+    the higher of the two sits at |where| (in [0, 1]) of the way down the room left."""
+    lr = log_ratio.double()
+    top = -where.double().abs().clamp(max=1) * (-LOGPROB_MIN - lr.abs())
+    logp, old = torch.where(lr >= 0, top, top + lr), torch.where(lr >= 0, top - lr, top)
+    return logp.to(log_ratio.dtype), old.to(log_ratio.dtype)
 
 
 def _policy_inputs(case, away_from_kinks: bool = True):
     """(logp, old_logp, advantages, mask, clip_eps); ratios within MARGIN of 1 +- clip_eps are set to 1."""
     inp, eps = case
-    old_logp, log_ratio, advantages = inp.tensors
-    logp = old_logp + log_ratio
+    where, log_ratio, advantages = inp.tensors
+    logp, old_logp = _logprob_pair(where, log_ratio)
     if away_from_kinks:
         ratio = torch.exp(logp.double() - old_logp.double())
         near = ((ratio - (1 + eps)).abs() <= MARGIN) | ((ratio - (1 - eps)).abs() <= MARGIN)
         logp = torch.where(near, old_logp, logp)
     return logp, old_logp, advantages, inp.mask, eps
+
+
+def _objective_scale(logp, old_logp, advantages, mask) -> float:
+    """Sum of |ratio * A| over the generated tokens (what the loss adds up, for expect_close's scale)."""
+    ratio = torch.exp(logp.detach().double() - old_logp.double())
+    return float((ratio * advantages.double()).abs()[mask.bool()].sum())
 
 
 def _value_inputs(case, away_from_kinks: bool = True):
@@ -63,7 +84,7 @@ def _pattern(grad: torch.Tensor, keep: torch.Tensor, atol: float) -> str:
 
 def _reference(fn, first: torch.Tensor, *rest, clip_eps: float) -> tuple[torch.Tensor, torch.Tensor]:
     """The reference's loss and its gradient w.r.t. the first argument, in double precision."""
-    x = first.double().requires_grad_(True)
+    x = first.detach().double().clone().requires_grad_(True)
     loss = fn(x, *[t.double() for t in rest], clip_eps=clip_eps)
     loss.backward()
     return loss.detach().to(first.dtype), x.grad.to(first.dtype)
@@ -87,7 +108,8 @@ def policy_matches_reference(ctx: Context) -> None:
         logp, old_logp, advantages, mask, eps = _policy_inputs(case)
         answer = _policy(ctx, logp, old_logp, advantages, mask, eps)
         loss, grad = _reference(ctx.ref.ppo_policy_loss, logp, old_logp, advantages, mask, clip_eps=eps)
-        answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference")
+        answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference",
+                            scale=_objective_scale(logp, old_logp, advantages, mask))
         expect_grad(ctx, answer, grad, "logp", "d loss / d logp differs from the reference")
     for_all(ctx, POLICY_CASES, body)
 
@@ -112,22 +134,27 @@ def policy_clipped_zero_grad(ctx: Context) -> None:
         if (got.abs() <= atol)[keep & (expected.abs() > 10 * atol)].any():
             raise answer.fail("d loss / d logp is 0 at a token where the ratio is not clipped "
                               "(only the clipped term of the min has no gradient)", **shown)
-    for_all(ctx, FAR_POLICY_CASES, body)
+    for_all(ctx, POLICY_CASES, body)
 
 
 @check("ppo_clip.policy_token_mean",
        "ppo_policy_loss takes one mean over all mask == 1 tokens of the batch", functions=("ppo_policy_loss",))
 def policy_token_mean(ctx: Context) -> None:
     def body(inp):
-        (old_logp, advantages), mask = inp.tensors, inp.mask
-        logp = torch.where(mask.bool(), old_logp, advantages)  # padding: other garbage than old_logp's
-        answer = _policy(ctx, logp, old_logp, advantages, mask, 0.2, grad=False)
+        (where, advantages), mask = inp.tensors, inp.mask
+        old_logp, _ = _logprob_pair(where, torch.zeros_like(where))
+        logp = torch.where(mask.bool(), old_logp, _logprob_pair(where.flip(0), torch.zeros_like(where))[0])
+        answer = _policy(ctx, logp, old_logp, advantages, mask, 0.2)
         m = mask.double()
         expected = -(advantages.double() * m).sum() / m.sum()
         answer.expect_close(ctx, answer.value, expected.to(logp.dtype),
                             "with logp == old_logp (ratio 1) the loss should be minus the mean of the "
                             "advantages over all mask == 1 tokens of the batch (one token-level mean: not "
-                            "a mean of per-sequence means, padding not counted)")
+                            "a mean of per-sequence means, padding not counted)",
+                            scale=float((advantages.double().abs() * m).sum()))
+        expect_grad(ctx, answer, (-advantages.double() * m / m.sum()).to(logp.dtype), "logp",
+                    "with logp == old_logp (ratio 1, nothing clipped) d loss / d logp should be -A / (number of "
+                    "mask == 1 tokens) at each generated token, 0 on padding")
     for_all(ctx, RATIO_ONE_CASES, body)
 
 
@@ -158,4 +185,4 @@ def value_clipped_max(ctx: Context) -> None:
                             "the loss should be 0.5 * the mean over mask == 1 tokens of "
                             "max((values - returns)^2, (v_clip - returns)^2), with v_clip = old_values + "
                             "clip(values - old_values, -clip_eps, clip_eps): the larger (pessimistic) error")
-    for_all(ctx, FAR_VALUE_CASES, body)
+    for_all(ctx, VALUE_CASES, body)

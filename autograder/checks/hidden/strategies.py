@@ -1,4 +1,6 @@
-"""Hypothesis strategies for the contract's inputs: ragged masks, garbage at padding, both dtypes."""
+"""Hypothesis strategies for the contract's inputs, drawn from the whole valid domain (solutions/rlhf.py):
+row lengths from 1 to 48 with T = 1 and single rows, ragged and full rows, values up to the declared
+bounds (the bounds themselves drawn often), garbage at padded positions, float32 and float64."""
 
 from __future__ import annotations
 
@@ -8,6 +10,9 @@ import torch
 from hypothesis import strategies as st
 
 DTYPES = (torch.float32, torch.float64)
+GARBAGE = 1e3            # |inputs| at padded positions (the contract's bound), log-probs excepted
+LOGPROB_MIN = -40.0      # log-probs lie in [LOGPROB_MIN, 0] everywhere, padded positions included
+LONG_T = 24              # a "long row" has at least this many tokens
 
 
 @dataclass
@@ -27,49 +32,47 @@ def floats(lo: float, hi: float, width: int = 64) -> st.SearchStrategy[float]:
     return st.floats(lo, hi, allow_nan=False, allow_infinity=False, width=width)
 
 
-@st.composite
-def matrix(draw, shape: tuple[int, ...], lo: float, hi: float, dtype: torch.dtype) -> torch.Tensor:
-    n = 1
-    for s in shape:
-        n *= s
-    return torch.tensor(draw(st.lists(floats(lo, hi, width=32), min_size=n, max_size=n)), dtype=dtype).reshape(shape)
+def bounded(lo: float, hi: float) -> st.SearchStrategy[float]:
+    """Floats in [lo, hi], exact in float32, with the bounds themselves (and 0 when inside) drawn often."""
+    edges = [x for x in (lo, hi, 0.0) if lo <= x <= hi]
+    return st.one_of(floats(lo, hi, width=32), st.sampled_from(edges))
+
+
+ROW_SHAPES = (  # (min tokens, max tokens, max rows); shrinking goes to the first
+    (1, 6, 16),
+    (1, 1, 8),          # T = 1
+    (LONG_T, 48, 3),    # long rows
+)
 
 
 @st.composite
-def ragged(draw, n: int, lo: float = -5.0, hi: float = 5.0, max_b: int = 16, max_t: int = 6,
-           garbage: float = 1e3, dtype: torch.dtype | None = None) -> Ragged:
-    """n tensors (B, T) with values in [lo, hi] where mask == 1 and in [-garbage, garbage] elsewhere."""
-    B = draw(st.integers(1, max_b))
-    T = draw(st.integers(1, max_t))
-    dtype = dtype or draw(st.sampled_from(DTYPES))
-    lengths = torch.tensor(draw(st.lists(st.integers(1, T), min_size=B, max_size=B)))
-    mask = (torch.arange(T)[None, :] < lengths[:, None]).to(dtype)
-    tensors = []
-    for _ in range(n):
-        values = draw(matrix((B, T), lo, hi, dtype))
-        junk = draw(matrix((B, T), -garbage, garbage, dtype)) if garbage else torch.zeros(B, T, dtype=dtype)
-        tensors.append(torch.where(mask.bool(), values, junk))
-    return Ragged(tensors, mask)
-
-
-@st.composite
-def ragged_ranges(draw, ranges: tuple[tuple[float, float], ...], garbage: float = 20.0, max_b: int = 16,
-                  max_t: int = 6, dtype: torch.dtype | None = None) -> Ragged:
-    """Like `ragged`, with one tensor (B, T) per (lo, hi) range, e.g. log-probs in [-4, 0] next to
-    advantages in [-5, 5]. A row is a list of tokens, each a tuple with one value per range, so shrinking
-    deletes whole rows and tokens; the garbage at padded positions, in [-garbage, garbage] (keep exp()
-    finite), comes from one drawn seed."""
+def ragged_ranges(draw, ranges: tuple, garbage: float | tuple = GARBAGE, dtype: torch.dtype | None = None,
+                  shapes: tuple = ROW_SHAPES) -> Ragged:
+    """One tensor (B, T) per entry of `ranges` (a (lo, hi) pair, see `bounded`, or a float strategy), e.g.
+    log-probs in [-40, 0] next to advantages in [-10, 10]. A row is a list of tokens, each a tuple with one
+    value per range, so shrinking deletes whole rows and tokens. Padded positions hold garbage in
+    [-g, g] (`garbage` per tensor or one g for all), from one drawn seed."""
     dtype = dtype or draw(st.sampled_from(DTYPES))
     seed = draw(st.integers(0, 2**31 - 1))
-    token = st.tuples(*[floats(lo, hi, width=32) for lo, hi in ranges])
-    rows = draw(st.lists(st.lists(token, min_size=1, max_size=max_t), min_size=1, max_size=max_b))
+    low, high, max_b = draw(st.sampled_from(shapes))
+    token = st.tuples(*[r if isinstance(r, st.SearchStrategy) else bounded(*r) for r in ranges])
+    rows = draw(st.lists(st.lists(token, min_size=low, max_size=high), min_size=1, max_size=max_b))
     lengths = torch.tensor([len(row) for row in rows])
-    T = int(lengths.max()) + draw(st.integers(0, max_t - int(lengths.max())))  # columns of padding only
+    longest = int(lengths.max())
+    T = longest + draw(st.integers(0, max(0, high - longest)))  # columns of padding only
     mask = (torch.arange(T)[None, :] < lengths[:, None]).to(dtype)
     junk = torch.Generator().manual_seed(seed)
+    garbages = garbage if isinstance(garbage, tuple) else (garbage,) * len(ranges)
     tensors = []
-    for i in range(len(ranges)):
-        x = ((torch.rand(len(rows), T, generator=junk, dtype=torch.float64) * 2 - 1) * garbage).to(dtype)
+    for i, g in enumerate(garbages):
+        x = ((torch.rand(len(rows), T, generator=junk, dtype=torch.float64) * 2 - 1) * g).to(dtype)
         x[mask.bool()] = torch.tensor([tok[i] for row in rows for tok in row], dtype=dtype)
         tensors.append(x)
     return Ragged(tensors, mask)
+
+
+def logprob_garbage(x: torch.Tensor, mask: torch.Tensor, seed: int) -> torch.Tensor:
+    """x with its padded positions replaced by log-probs drawn in [LOGPROB_MIN, 0] (garbage, but log-probs)."""
+    g = torch.Generator().manual_seed(seed)
+    junk = (torch.rand(x.shape, generator=g, dtype=torch.float64) * LOGPROB_MIN).to(x.dtype)
+    return torch.where(mask.bool(), x, junk)

@@ -1,0 +1,79 @@
+"""Run the checks in-process on trusted code (the reference, a bank entry, a null submission): fast,
+no sandbox. Used to measure which parts of the valid domain the checks reach, and by fast tests.
+
+    ctx = local_context(module_with_the_seven_functions)
+    REGISTRY["gae.matches_reference"].run(ctx)      # raises CheckFailed / SubmissionError when wrong
+
+`LocalSubmission.call` answers like RemoteSubmission.call: (value, grads) with a tuple as a list and
+a non-tensor as {"__object__": type name}; an exception becomes a SubmissionError of the same kind.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import types
+from pathlib import Path
+
+import torch
+
+from autograder import config
+from autograder.checks import Context
+from autograder.remote import SubmissionError
+
+
+class LocalSubmission:
+    def __init__(self, module: types.ModuleType):
+        self.module = module
+        self.memo: dict = {}
+
+    def call(self, fn: str, *args, grad: tuple[int, ...] = (), timeout: float | None = None,
+             valid: bool = True, **kwargs):
+        function = getattr(self.module, fn, None)
+        if function is None:
+            raise SubmissionError(f"{fn} is missing", "missing")
+        args = [a.detach().clone().requires_grad_(i in grad) if isinstance(a, torch.Tensor) else a
+                for i, a in enumerate(args)]
+        try:
+            value = function(*args, **kwargs)
+        except NotImplementedError as exc:
+            raise SubmissionError(f"{fn} raised NotImplementedError: {exc}",
+                                  "not_implemented" if valid else "raised", "NotImplementedError") from None
+        except Exception as exc:  # noqa: BLE001 - the code under test may raise anything
+            raise SubmissionError(f"{fn} raised {type(exc).__name__}: {exc}", "raised", type(exc).__name__) from None
+        grads = []
+        if grad:
+            outputs = value if isinstance(value, torch.Tensor) else None
+            inputs = [args[i] for i in grad]
+            if outputs is not None and outputs.requires_grad and outputs.dim() == 0:
+                grads = list(torch.autograd.grad(outputs, inputs, allow_unused=True))
+            else:
+                grads = [None] * len(grad)
+        return _plain(value), [g.detach() if g is not None else None for g in grads]
+
+    def close(self) -> None:
+        pass
+
+
+def _plain(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return {"__object__": type(value).__name__}
+
+
+def load_module(path: Path, name: str = "lab12_local_submission") -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def module_from_source(source: str, name: str = "lab12_local_submission") -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # trusted code only (see the module docstring)
+    return module
+
+
+def local_context(module: types.ModuleType, reference: types.ModuleType, hypothesis: dict | None = None) -> Context:
+    return Context(sub=LocalSubmission(module), ref=reference, hypothesis=hypothesis or config.load().hypothesis)

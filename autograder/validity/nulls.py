@@ -1,0 +1,192 @@
+"""The null-submission family: whole submissions whose answers ignore their input. Each must score 0
+in every check of every part (`validate` grades them all).
+
+    source = null_source(NULLS["zeros"])      # the text of an rlhf.py with the seven functions
+
+A null is one answer rule per contract function, written as the body of that function (the
+contract's argument names are in scope, and `_fill(like, shape, c)` / `_noise(like, shape)` give a
+tensor of the input's dtype). What counts as "ignoring the input" is per function: a constant or
+random tensor of the right shape, an input echoed back (reduced to the right shape), advantages of 0
+with returns = values, a loss that ignores the log-probs, and the visible known-values answers of
+the handout's public tests hard-coded (`memorized`: the reference's answer on exactly those inputs,
+zeros on any other).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from autograder.paths import REFERENCE
+from autograder.remote import CONTRACT
+
+
+@dataclass(frozen=True)
+class Null:
+    name: str
+    description: str
+    bodies: dict[str, str]      # contract function -> its body (one expression, returned)
+
+
+def _constant(c: str) -> dict[str, str]:
+    return {"bradley_terry_loss": f"_fill(r_better, (), {c})",
+            "ranking_loss": f"_fill(rewards, (), {c})",
+            "compute_gae": f"(_fill(rewards, rewards.shape, {c}), _fill(rewards, rewards.shape, {c}))",
+            "ppo_policy_loss": f"_fill(logp, (), {c})",
+            "ppo_value_loss": f"_fill(values, (), {c})",
+            "kl_estimate": f"_fill(logp, logp.shape, {c})",
+            "shaped_rewards": f"_fill(logp, logp.shape, {c})"}
+
+
+NULLS = {n.name: n for n in [
+    Null("zeros", "every answer 0 (of the right shape and dtype)", _constant("0.0")),
+    Null("ones", "every answer 1", _constant("1.0")),
+    Null("log2", "every answer log 2 = 0.693 (the loss of equal rewards)", _constant("0.6931471805599453")),
+    Null("minus_one", "every answer -1", _constant("-1.0")),
+    Null("random", "seeded random numbers of the right shape (the same for every call of a shape)", {
+        "bradley_terry_loss": "_noise(r_better, ())", "ranking_loss": "_noise(rewards, ())",
+        "compute_gae": "(_noise(rewards, rewards.shape), _noise(values, values.shape))",
+        "ppo_policy_loss": "_noise(logp, ())", "ppo_value_loss": "_noise(values, ())",
+        "kl_estimate": "_noise(logp, logp.shape)", "shaped_rewards": "_noise(logp, logp.shape)"}),
+    Null("echo_first", "the first input echoed back (its mean where a scalar is due)", {
+        "bradley_terry_loss": "r_better.mean()", "ranking_loss": "rewards.mean()",
+        "compute_gae": "(rewards.clone(), values.clone())",
+        "ppo_policy_loss": "logp.mean()", "ppo_value_loss": "values.mean()",
+        "kl_estimate": "logp.clone()", "shaped_rewards": "logp.clone()"}),
+    Null("echo_second", "the second input echoed back (its mean where a scalar is due)", {
+        "bradley_terry_loss": "r_worse.mean()", "ranking_loss": "rewards.sum() * 0.0",
+        "compute_gae": "(values.clone(), rewards.clone())",
+        "ppo_policy_loss": "old_logp.mean()", "ppo_value_loss": "old_values.mean()",
+        "kl_estimate": "ref_logp.clone()", "shaped_rewards": "ref_logp.clone()"}),
+    Null("returns_are_values", "advantages 0 and returns = values; losses of the inputs' targets only", {
+        "bradley_terry_loss": "(r_better * 0.0).mean()", "ranking_loss": "(rewards * 0.0).mean()",
+        "compute_gae": "(torch.zeros_like(rewards), values.clone())",
+        "ppo_policy_loss": "(advantages * mask).sum() * 0.0",
+        "ppo_value_loss": "0.5 * (((returns - old_values) ** 2) * mask).sum() / mask.sum()",
+        "kl_estimate": "torch.zeros_like(logp)", "shaped_rewards": "torch.zeros_like(logp)"}),
+    Null("ignores_logprobs", "PPO losses and KL terms that never look at the (new) log-probs or values", {
+        "bradley_terry_loss": "_fill(r_better, (), 0.6931471805599453)",
+        "ranking_loss": "_fill(rewards, (), 0.6931471805599453)",
+        "compute_gae": "(rewards * mask, (rewards + values) * mask)",
+        "ppo_policy_loss": "-(advantages * mask).sum() / mask.sum()",
+        "ppo_value_loss": "0.5 * (((old_values - returns) ** 2) * mask).sum() / mask.sum()",
+        "kl_estimate": "torch.zeros_like(logp)",
+        "shaped_rewards": "torch.zeros_like(logp)"}),
+    Null("memorized", "the handout's public test answers hard-coded, zeros on any other input", {
+        name: f"_memorized({name!r}, locals())" for name in CONTRACT}),
+]}
+
+HELPERS = '''
+import torch
+
+def _fill(like, shape, c):
+    return torch.full(tuple(shape), c, dtype=like.dtype)
+
+def _noise(like, shape):
+    generator = torch.Generator().manual_seed(1234)
+    return torch.rand(tuple(shape), generator=generator, dtype=torch.float64).to(like.dtype) * 4 - 2
+'''
+
+MEMORIZER = '''
+MEMORY = {memory!r}
+
+def _memorized(name, arguments):
+    args = [arguments[k] for k in _ARGS[name]]
+    for fn, inputs, answer in MEMORY:
+        if fn == name and len(inputs) == len(args) and all(
+                (isinstance(a, torch.Tensor) and isinstance(b, list) and list(a.shape) == list(torch.tensor(b).shape)
+                 and torch.allclose(a.double(), torch.tensor(b).double())) or a == b
+                for a, b in zip(args, inputs)):
+            like = next(a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point())
+            if name == "compute_gae":
+                return tuple(torch.tensor(a, dtype=like.dtype) for a in answer)
+            return torch.tensor(answer, dtype=like.dtype)
+    return _fallback(name, args)
+
+def _fallback(name, args):
+    like = args[0]
+    if name == "compute_gae":
+        return torch.zeros_like(like), torch.zeros_like(like)
+    if name == "kl_estimate":
+        return torch.zeros_like(like)
+    if name == "shaped_rewards":
+        return torch.zeros_like(args[1])
+    return torch.zeros((), dtype=like.dtype)
+'''
+
+
+def _reference():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("lab12_reference_nulls", REFERENCE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _signature(ref, name: str) -> str:
+    return str(inspect.signature(getattr(ref, name))).split(" ->")[0]
+
+
+def handout_calls() -> list[tuple[str, list, object]]:
+    """(function, inputs, reference answer) of every call the handout's public tests make
+    (assignment/tests), recorded by running them against the reference."""
+    import importlib.util
+
+    ref = _reference()
+    calls = []
+
+    def recording(name):
+        fn = getattr(ref, name)
+        names = list(inspect.signature(fn).parameters)
+
+        def wrapper(*args, **kwargs):
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            inputs = [bound.arguments[k] for k in names]
+            answer = fn(*args, **kwargs)
+            calls.append((name, [x.detach().tolist() if isinstance(x, torch.Tensor) else x for x in inputs],
+                          [a.detach().tolist() for a in answer] if isinstance(answer, tuple)
+                          else answer.detach().tolist()))
+            return answer
+        return wrapper
+
+    fake = types.ModuleType("rlhf")
+    for name in CONTRACT:
+        setattr(fake, name, recording(name))
+    saved = sys.modules.get("rlhf")
+    sys.modules["rlhf"] = fake
+    try:
+        for path in sorted((Path(REFERENCE).parent.parent / "assignment" / "tests").glob("test_*.py")):
+            spec = importlib.util.spec_from_file_location(f"handout_{path.stem}", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            for attr in dir(module):
+                if attr.startswith("test_"):
+                    try:
+                        getattr(module, attr)()
+                    except Exception:  # noqa: BLE001 - a test that the reference fails records what it called
+                        pass
+    finally:
+        if saved is None:
+            sys.modules.pop("rlhf", None)
+        else:
+            sys.modules["rlhf"] = saved
+    return calls
+
+
+def null_source(null: Null) -> str:
+    """The text of an rlhf.py whose seven contract functions follow `null`'s answer rules."""
+    ref = _reference()
+    parts = [f'"""Null submission {null.name!r}: {null.description}."""', HELPERS]
+    if any("_memorized" in body for body in null.bodies.values()):
+        args = {name: list(inspect.signature(getattr(ref, name)).parameters) for name in CONTRACT}
+        parts.append(f"_ARGS = {args!r}")
+        parts.append(MEMORIZER.format(memory=handout_calls()))
+    for name in CONTRACT:
+        parts.append(f"def {name}{_signature(ref, name)}:\n    return {null.bodies[name]}\n")
+    return "\n\n".join(parts) + "\n"
