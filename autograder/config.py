@@ -258,7 +258,7 @@ class _Reader:
 
     def convert(self, kind: Any, value: Any, key: str) -> Any:
         origin, args = typing.get_origin(kind), typing.get_args(kind)
-        if dataclasses.is_dataclass(kind):
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
             return self.build(kind, value, key)
         if origin is dict:
             return {k: self.convert(args[1], v, _join(key, k)) for k, v in self.mapping(value, key).items()}

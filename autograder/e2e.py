@@ -13,19 +13,17 @@ grading.yaml's `e2e` section.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Callable, Mapping
 
+from autograder.baseline import rankings, reference_rm, sft_evaluation  # shipped, computed when stale
 from autograder.config import Config, ConfigError
 from autograder.outcome import Finding
 from autograder.paths import use_world
-from autograder.reference import load_reference
 from autograder.remote import RemoteSubmission, SubmissionError
 
 use_world()
-import lab_helpers  # noqa: E402
 import tinylm  # noqa: E402
 import training  # noqa: E402
 
@@ -134,27 +132,9 @@ def run(name: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType) ->
 
 
 # ---------------------------------------------------------------- what the reference gives every grade
-@functools.lru_cache(maxsize=4)
-def rankings(seed: int, n_prompts: int, K: int) -> list[dict]:
-    """The labeler's rankings of SFT samples (deterministic for a seed; cached for the grade)."""
-    return lab_helpers.collect_rankings(tinylm.load_sft(), n_prompts, K=K, seed=seed)
-
-
-@functools.lru_cache(maxsize=4)
-def reference_rm(seed: int, n_prompts: int, K: int, steps: int, lr: float) -> lab_helpers.DigitRM:
-    """The reward model the PPO tests optimise against: trained with the reference's loss."""
-    return training.train_reward_model(rankings(seed, n_prompts, K), load_reference().ranking_loss, steps, lr)
-
-
 def _rm_key(cfg: Config) -> tuple:
     s = cfg.e2e[RM_TEST]
     return (s["seed"], s["n_prompts"], s["K"], s["steps"], s["lr"])
-
-
-@functools.lru_cache(maxsize=4)
-def sft_evaluation(rm_key: tuple, n: int, seed: int) -> dict:
-    """The SFT policy's evaluation against the reference RM, on `n` fresh prompts."""
-    return training.evaluate_policy(tinylm.load_sft(), reference_rm(*rm_key), n, seed)
 
 
 def ppo_outcome(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict) -> dict:

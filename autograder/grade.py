@@ -23,7 +23,8 @@ from typing import Literal
 import hypothesis.errors
 import torch
 
-from autograder import checks, config as config_mod, lanes
+from autograder import checks, lanes
+from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
 from autograder.discovery import SubmissionNotFound, find_submission, is_empty
 from autograder.outcome import Finding, GradeResult, TestResult, grade_status, scored
@@ -155,6 +156,7 @@ def run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, refere
     try:
         if test_id.startswith("e2e."):
             from autograder import e2e
+            assert reference is not None, "e2e tests run only in a full grade"
             return e2e.run(test_id[4:], cfg, sub, reference)
         return run_check(checks.load_all()[test_id], cfg, sub, reference)
     except SandboxError:
