@@ -157,21 +157,39 @@ def test_gradebook_columns_and_rows(tmp_path):
 def test_class_report(tmp_path):
     records = [_record(f"s{i}", 4 if i % 2 else 0, 3, diagnosis="" if i % 2 else "forward recursion",
                        seconds=float(i)) for i in range(6)]
+    for i, r in enumerate(records):
+        r["reports"] = ["report.html"]
+        r["e2e"] = {"score": 5.0 * (i % 2), "max": 5.0}
+        r["tests"].append({"id": "e2e.kl_penalty", "part": "e2e", "passed": i % 2 == 1, "score": 5.0 * (i % 2),
+                           "max_score": 5, "seconds": 9.0, "diagnosis": "", "message": "",
+                           "metrics": {"gold_gain": 0.1 * i, "malformed": 0.0}})
     records.append({**failed({"student": "mallory", "key": "k"}, "the grading process was killed"), "seconds": 9})
-    s = summarize(records, PARTS)
+    records.append({**failed({"student": "nobody", "key": "k"}, "rlhf.py is empty"), "status": "empty",
+                    "score": 0.0, "max_score": 12})
+    e2e = {"kl_penalty": {"min_gold_gain": 0.34, "max_malformed": 0.1}}
+    s = summarize(records, PARTS, e2e)
     assert s["graded"] == 6 and s["failed"] == [{"student": "mallory", "reason": "the grading process was killed"}]
+    assert s["statuses"] == {"empty or missing": 1, "failed to grade": 1, "graded": 6}
     rates = {t["id"]: t["rate"] for t in s["tests"]}
-    assert rates == {"gae.known_values": 0.5, "kl.shaped_known_values": 1.0}
-    assert s["mistakes"] == {"gae": [{"text": "forward recursion", "students": 3}]}
+    assert rates == {"gae.known_values": 0.5, "kl.shaped_known_values": 1.0, "e2e.kl_penalty": 0.5}
+    assert s["mistakes"] == {"gae": [{"text": "forward recursion", "students": 3, "who": ["s0", "s2", "s4"]}]}
     assert [r["student"] for r in s["slowest"][:2]] == ["mallory", "s5"]
+    assert s["totals"].count(0.0 + 3) == 3 and len(s["totals"]) == 7  # the empty submission's 0 counts
+    gold = next(m for m in s["measurements"] if m["metric"] == "gold_gain")
+    assert (gold["threshold"], gold["side"], gold["passing"]) == (0.34, "min", 2)  # 0.4 and 0.5
+    roster = {r["student"]: r for r in s["roster"]}
+    assert roster["s1"]["report"] == "s1/report.html" and roster["mallory"]["report"] == ""
+    assert roster["s0"]["mistakes"] == ["gae: forward recursion"] and roster["nobody"]["status"] == "empty or missing"
     path = tmp_path / "class_report.html"
-    write_class_report(path, records, PARTS, "Lab 12")
+    write_class_report(path, records, PARTS, "Lab 12", e2e)
     html = path.read_text()
     for text in ("forward recursion", "mallory", "the grading process was killed", "gae.known_values",
-                 "data:image/png;base64,"):
-        assert text in html
+                 "data:image/png;base64,", 'href="s1/report.html"', 'href="#student-s0"', 'id="student-s0"',
+                 'id="search"', "aria-sort", "e2e.kl_penalty: gold_gain", "≥ 0.34", "rlhf.py is empty"):
+        assert text in html, text
+    assert "<script src" not in html and "http://" not in html and "https://" not in html  # nothing fetched
     stamp = path.stat().st_mtime_ns
-    write_class_report(path, records, PARTS, "Lab 12")  # same records: not rendered again
+    write_class_report(path, records, PARTS, "Lab 12", e2e)  # same records: not rendered again
     assert path.stat().st_mtime_ns == stamp
 
 

@@ -70,13 +70,20 @@ def _grade(job: dict) -> dict:
         bucket["score"] += t.score
         bucket["max"] += t.max_score
     tests = [{"id": t.id, "part": t.tags[0], "passed": t.passed, "score": t.score, "max_score": t.max_score,
-              "seconds": round(t.seconds, 3), "diagnosis": t.diagnosis, "message": t.message[:300]}
+              "seconds": round(t.seconds, 3), "diagnosis": t.diagnosis, "message": t.message[:300],
+              "metrics": _metrics(t)}
              for t in result.tests]
     status = getattr(result, "status", "graded")  # graded | not_importable | not_implemented | empty
     return {"student": job["student"], "key": job["key"], "status": status,
             "reason": getattr(result, "status_detail", "") if status != "graded" else "",
             "score": result.score, "max_score": result.max_score, "parts": parts, "e2e": e2e,
             "tests": tests, "files": files}
+
+
+def _metrics(t) -> dict[str, float]:
+    """An e2e test's measurements (gold gain, accuracy...) as plain floats, for the class report."""
+    found = getattr(getattr(t, "finding", None), "metrics", None) or {}
+    return {str(k): float(v) for k, v in found.items() if isinstance(v, (int, float))}
 
 
 def _reason(exc: Exception) -> str:

@@ -156,7 +156,7 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
     final = list(records.values())
     write_canvas(out / CANVAS, final, cfg["assignment"], max_points(cfg, only))
     from autograder.batch.class_report import write_class_report
-    write_class_report(out / CLASS_REPORT, final, parts, cfg["assignment"])
+    write_class_report(out / CLASS_REPORT, final, parts, cfg["assignment"], cfg["e2e"])
     if nbgrader is not None:
         from autograder.batch.nbgrader_gradebook import NbgraderError, write_scores
         try:
