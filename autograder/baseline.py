@@ -34,8 +34,16 @@ import tinylm  # noqa: E402
 import training  # noqa: E402
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "baseline.json"
+EVAL_SEED_OFFSET = 10_000  # evaluation prompts never overlap the training seeds' prompts
+RM_TEST = "reward_model"   # the PPO tests optimise against the reference RM trained with this e2e test's data
 WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")
 RMKey = tuple  # (seed, n_prompts, K, steps, lr): the reward_model test's settings
+
+
+def rm_key(e2e: dict) -> RMKey:
+    """The reference RM's settings, from grading.yaml's `e2e` section."""
+    rm = e2e[RM_TEST]
+    return (rm["seed"], rm["n_prompts"], rm["K"], rm["steps"], rm["lr"])
 
 
 # ---------------------------------------------------------------- the three values
@@ -73,7 +81,7 @@ def computed_rankings(seed: int, n_prompts: int, K: int) -> list[dict]:
 
 @functools.lru_cache(maxsize=4)
 def computed_rm(seed: int, n_prompts: int, K: int, steps: int, lr: float) -> lab_helpers.DigitRM:
-    from autograder.grade import load_reference
+    from autograder.reference import load_reference
     return training.train_reward_model(computed_rankings(seed, n_prompts, K), load_reference().ranking_loss,
                                        steps, lr)
 
@@ -150,15 +158,13 @@ def _decode_rankings(shipped: dict, n_prompts: int, K: int) -> list[dict]:
 # ---------------------------------------------------------------- writing it
 def shipped_calls(e2e: dict) -> list[tuple[str, list]]:
     """(kind, arguments) of every value a grade with grading.yaml's `e2e` section asks for."""
-    from autograder.e2e import EVAL_SEED_OFFSET, RM_TEST
-    rm = e2e[RM_TEST]
-    rm_key = [rm["seed"], rm["n_prompts"], rm["K"], rm["steps"], rm["lr"]]
+    rm, key = e2e[RM_TEST], list(rm_key(e2e))
     calls = [("rankings", [rm["seed"], rm["n_prompts"], rm["K"]]),
              ("rankings", [rm["seed"] + EVAL_SEED_OFFSET, rm["heldout_prompts"], rm["K"]]),
-             ("reference_rm", rm_key)]
+             ("reference_rm", key)]
     for name in sorted(e2e):
         spec = e2e[name]
-        call = ("sft_evaluation", [rm_key, spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET]) \
+        call = ("sft_evaluation", [key, spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET]) \
             if "eval_prompts" in spec else None
         if call is not None and call not in calls:
             calls.append(call)

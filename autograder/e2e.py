@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Callable, Mapping
 
-from autograder.baseline import rankings, reference_rm, sft_evaluation  # shipped, computed when stale
+from autograder.baseline import EVAL_SEED_OFFSET, RM_TEST, rankings, reference_rm, rm_key, sft_evaluation
 from autograder.config import Config, ConfigError
 from autograder.outcome import Finding
 from autograder.paths import use_world
@@ -26,9 +26,6 @@ from autograder.remote import RemoteSubmission, SubmissionError
 use_world()
 import tinylm  # noqa: E402
 import training  # noqa: E402
-
-EVAL_SEED_OFFSET = 10_000  # evaluation prompts never overlap the training seeds' prompts
-RM_TEST = "reward_model"   # the PPO tests optimise against the reference RM trained with this test's data
 
 
 @dataclass(frozen=True)
@@ -132,14 +129,9 @@ def run(name: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType) ->
 
 
 # ---------------------------------------------------------------- what the reference gives every grade
-def _rm_key(cfg: Config) -> tuple:
-    s = cfg.e2e[RM_TEST]
-    return (s["seed"], s["n_prompts"], s["K"], s["steps"], s["lr"])
-
-
 def ppo_outcome(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict) -> dict:
     """Train PPO with `parts` and return its history and the final evaluation (memoised in `memo`)."""
-    rm = reference_rm(*_rm_key(cfg))
+    rm = reference_rm(*rm_key(cfg.e2e))
     ppo = dict(spec["ppo"])
     key = (tuple(sorted(ppo.items())), spec["seed"], tuple(spec["parts"]), spec["eval_prompts"])
     if key not in memo:
@@ -147,7 +139,7 @@ def ppo_outcome(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict) -
         history = training.train_ppo(policy, rm, parts, training.PPOConfig(seed=spec["seed"], **ppo))
         final = training.evaluate_policy(policy, rm, spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET)
         memo[key] = {"history": history, "final": final}
-    start = sft_evaluation(_rm_key(cfg), spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET)
+    start = sft_evaluation(rm_key(cfg.e2e), spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET)
     return {**memo[key], "start": start}
 
 

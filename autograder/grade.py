@@ -16,6 +16,7 @@ import gc
 import sys
 import time
 import traceback
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Literal
@@ -23,10 +24,11 @@ from typing import Literal
 import hypothesis.errors
 import torch
 
-from autograder import checks, lanes
+from autograder import checks, lanes, preflight
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
 from autograder.discovery import SubmissionNotFound, find_submission, is_empty
+from autograder.isolation import IsolationError
 from autograder.outcome import Finding, GradeResult, TestResult, grade_status, scored
 from autograder.reference import NoReference, load_reference
 from autograder.remote import RemoteSubmission, SubmissionError
@@ -58,15 +60,21 @@ def runnable_tests(cfg: config_mod.Config, mode: Mode) -> list[str]:
 
 
 def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config | None = None,
-          mode: Mode = "full", lane_count: int | None = None) -> GradeResult:
-    """Grade `submission` (see the module docstring); `lane_count` caps the judge lanes (None: the machine's)."""
+          mode: Mode = "full", lane_count: int | None = None, secrets: Iterable[Path] = ()) -> GradeResult:
+    """Grade `submission` (see the module docstring).
+
+    `lane_count` caps the judge lanes (None: what the machine allows). A full grade first proves that the
+    submission could read none of the grader's secrets, nor `secrets` (the output folder, other students'
+    submissions), and refuses to grade otherwise.
+    """
     cfg = cfg or config_mod.load()
     try:
         found = find_submission(submission)
         if mode == "full":
             load_reference()  # loaded once, before a second lane is forked
+            preflight.ensure_secrets_hidden(cfg.limits, extra=list(secrets))
         n_lanes = lanes.lane_count(lane_count)
-    except (SubmissionNotFound, NoReference, lanes.NoRoom) as exc:
+    except (SubmissionNotFound, NoReference, lanes.NoRoom, IsolationError, SandboxError) as exc:
         raise GraderError(str(exc)) from None
     chosen = select(runnable_tests(cfg, mode), only)
     started = time.monotonic()
