@@ -72,3 +72,16 @@ def test_surrogates_and_control_characters_never_break_a_report(tmp_path):
     files = _files(tmp_path, _grade(t, output="\ud83d printed \x00"))
     json.loads(files["results.json"])
     assert "\x1b" not in files["report.md"] and "\ud800" not in files["report.md"]
+
+
+def test_leaderboard_entries_only_when_asked():
+    from autograder.results import results_json
+    e2e = TestResult("e2e.kl_penalty", "PPO", ["e2e", "gae"], 5, 5, "visible", "after_due_date",
+                     Finding(metrics={"gold_gain": 0.4567, "malformed": 0.0}))
+    rm = TestResult("e2e.reward_model", "RM", ["e2e", "rm_loss"], 5, 5, "visible", "after_due_date",
+                    Finding(metrics={"accuracy": 0.91234}))
+    result = _grade(e2e, rm)
+    assert "leaderboard" not in results_json(result)
+    board = results_json(result, with_leaderboard=True)["leaderboard"]
+    assert {(e["name"], e["value"], e["order"]) for e in board} == {
+        ("gold gain (your PPO pieces)", 0.4567, "desc"), ("reward model held-out accuracy", 0.9123, "desc")}
