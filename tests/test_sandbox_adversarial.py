@@ -4,8 +4,11 @@ Every attack is generated here from one source of truth: the reference (all func
 the attack breaks) or the starter (nothing right: any point would be stolen), plus a snippet from
 tests/adversarial/. For every attack: the grade finishes within its limit, results.json is valid and
 agrees with the grade, no report holds a line of the reference or of a hidden check, and no process
-of the submission survives. Set LAB12_SANDBOX=bwrap (CI does) to fail instead of skipping the
-attacks that only bubblewrap can stop.
+of the submission survives. The suite runs at every level a deployment reaches: as detected (CI: root +
+bubblewrap), and at the Docker level (tests/docker_level.py: root, namespaces refused, so own uid +
+Landlock + seccomp; `.ci/run` runs this file there too). Before each grade the secrets preflight runs
+as a real grade runs it: where it refuses (a level that cannot hide the grader's files), the attacks on
+secrecy pass by that refusal (fail closed), and the others are graded anyway.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, isolation, sandbox
+from autograder import config, ipc, isolation, preflight, sandbox
 from autograder.grade import grade
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
 from autograder.report import write_reports
@@ -56,11 +59,29 @@ def arena(monkeypatch):
     shutil.rmtree(root, ignore_errors=True)
 
 
-def needs_bwrap() -> None:
-    if not isolation.detect().bwrap:
+def secrets_hidden(cfg, out: Path) -> bool:
+    """The preflight a real grade runs first; False when it refuses to grade at this level."""
+    try:
+        preflight.ensure_secrets_hidden(cfg.limits, [out])
+        return True
+    except preflight.SecretsVisible as exc:
+        assert "not grading" in str(exc) or "would be readable" in str(exc)
         if os.environ.get("LAB12_SANDBOX") == "bwrap":
-            pytest.fail("LAB12_SANDBOX=bwrap but bubblewrap is not available")
-        pytest.skip("only bubblewrap hides the grader's files: " + "; ".join(isolation.detect().notes))
+            pytest.fail(f"LAB12_SANDBOX=bwrap, yet the secrets preflight refuses: {exc}")
+        return False
+
+
+def sysv_of_children() -> list[tuple[str, int]]:
+    """System V IPC objects of any sandbox uid (none may outlive a grade)."""
+    found = []
+    for kind in ipc.KINDS:
+        try:
+            rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        column = {name: i for i, name in enumerate(rows[0].split())}
+        found += [(kind, int(r.split()[1])) for r in rows[1:] if int(r.split()[column["uid"]]) >= isolation.UID_BASE]
+    return found
 
 
 def survivors(*marks: str) -> list[str]:
@@ -85,10 +106,14 @@ def survivors(*marks: str) -> list[str]:
 
 
 def attack(tmp_path: Path, arena: Path, name: str, base: Path, only: set[str], cfg, mark: str = "",
-           files: dict[str, str] | None = None, **limits):
-    """Build the submission, grade it, write the reports, and check what holds for every attack."""
+           files: dict[str, str] | None = None, secrecy: bool = False, **limits):
+    """Build the submission, grade it, write the reports, and check what holds for every attack.
+
+    `secrecy`: the attack tries to read the grader's files; None when the preflight refuses the level."""
     out = tmp_path / "out"
     out.mkdir()
+    if not secrets_hidden(cfg, out) and secrecy:
+        return None
     folder = tmp_path / "submission"
     folder.mkdir()
     snippet = (ATTACKS / f"{name}.py").read_text() if name else ""
@@ -112,6 +137,8 @@ def attack(tmp_path: Path, arena: Path, name: str, base: Path, only: set[str], c
     leaked = [line for line in secret_lines() if line in reports]
     assert not leaked, f"the report shows lines of the reference or hidden checks: {leaked[:3]}"
     assert not survivors(str(arena), *([mark] if mark else [])), "a process of the submission survived"
+    assert not sysv_of_children(), "a System V IPC object of the submission survived"
+    assert "internal grader error" not in "\n".join(t.message for t in result.tests)
     return result
 
 
@@ -140,10 +167,12 @@ def test_exit_inside_a_function_costs_only_its_tests(tmp_path, arena, cfg):
     assert part_score(result, "rm_loss") == part_max(result, "rm_loss") > 0
 
 
-def test_reading_the_reference_and_hidden_checks_finds_nothing(tmp_path, arena, cfg):
-    needs_bwrap()
-    result = attack(tmp_path, arena, "read_secrets", STARTER, {"gae"}, cfg)
-    assert result.score == 0 and "cannot read" in result.output
+@pytest.mark.parametrize("name", ["read_secrets", "proc_paths"])
+def test_reading_the_reference_and_hidden_checks_finds_nothing(tmp_path, arena, cfg, name):
+    result = attack(tmp_path, arena, name, STARTER, {"gae"}, cfg, secrecy=True)
+    if result is not None:
+        assert result.score == 0 and "ADOPTED" not in result.output
+        assert "cannot read" in result.output or "PROC searched" in result.output
 
 
 def test_kernel_escapes_are_refused(tmp_path, arena, cfg):
@@ -185,6 +214,10 @@ def zeros_score(tmp_path_factory, cfg):
     ("huge_tensors", "nothing", "over the limit", {}),
     ("forged_frames", "nothing", "unreadable answer", {"call_seconds": 3}),
     ("network", "everything", "", {}),
+    ("huge_print_at_import", "everything", "", {}),
+    ("surrogate_errors", "nothing", "raised an exception of its own class", {}),
+    ("sysv_shm", "everything", "", {"memory_mb": 700}),
+    ("memfd_hog", "everything", "", {"memory_mb": 700}),
 ])
 def test_attack_gets_what_it_deserves(tmp_path, arena, cfg, zeros_score, name, deserves, words, limits):
     """nothing: 0; zeros: what honest zeros score (the lie adds nothing); everything: the attack broke nothing."""
@@ -192,6 +225,84 @@ def test_attack_gets_what_it_deserves(tmp_path, arena, cfg, zeros_score, name, d
     expected = {"nothing": 0, "zeros": zeros_score, "everything": result.max_score}[deserves]
     assert result.score == expected, [(t.id, t.message) for t in result.tests]
     assert words in messages(result, "gae")
+
+
+@slow
+def test_printing_is_read_counted_and_dropped(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "huge_print_at_import", REFERENCE, {"gae"}, cfg)
+    assert result.score == result.max_score and "more bytes of output were printed and not kept" in result.output
+    assert "\x1b" not in result.output and "\x00" not in result.output
+
+
+@slow
+@pytest.mark.parametrize("name", ["sysv_shm", "memfd_hog"])
+def test_memory_the_poll_cannot_see_is_refused(tmp_path, arena, cfg, name):
+    result = attack(tmp_path, arena, name, REFERENCE, {"gae"}, cfg, memory_mb=700)
+    assert "held" not in result.output and "refused errno 1" in result.output  # EPERM from seccomp
+
+
+@slow
+def test_files_in_memory_backed_folders_count_as_memory(tmp_path, arena, cfg):
+    """Refused (Landlock), capped (bubblewrap's private tmpfs) or counted (stopped above memory_mb)."""
+    result = attack(tmp_path, arena, "tmpfs_hog", REFERENCE, {"gae"}, cfg, memory_mb=700)
+    if part_score(result, "gae") < part_max(result, "gae"):
+        assert "ran out of memory (limit 700 MB)" in messages(result, "gae")
+        return
+    held = [line.split() for line in result.output.splitlines() if line.startswith("TMPFS held")]
+    assert held, result.output
+    on_memory = [int(mib) for _, _, folder, mib in held if isolation.detect().bwrap or sandbox._on_tmpfs(folder)]
+    assert sum(on_memory) <= 2 * cfg.limits.tmp_mb, held
+
+
+@slow
+def test_the_childs_text_never_enters_the_graders_sentences(tmp_path, arena, cfg):
+    """A hidden test's input smuggled out in an exception message or the last printed line stays in
+    `detail` (shown only where the inputs may be): the sentence of every test is the grader's own."""
+    result = attack(tmp_path, arena, "leak_inputs", REFERENCE, {"gae"}, cfg)
+    assert result.score == 0
+    assert not [t.message for t in result.tests if "LEAKED-INPUT" in t.message]
+
+
+@slow
+def test_wrong_shapes_fail_the_function_in_unit_checks(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "wrong_shapes", REFERENCE, {"gae", "kl"}, cfg)
+    assert part_score(result, "gae") == 0 and "shape" in messages(result, "gae")
+    assert part_score(result, "kl") == 0
+
+
+@slow
+def test_flattened_gradients_fail_the_function_not_the_judge(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "flat_gradients", REFERENCE, {"ppo_clip", "rm_loss"}, cfg)
+    assert result.score < result.max_score and "the gradient for argument" in messages(result, "ppo_clip")
+
+
+@slow
+def test_wrong_shapes_in_training_fail_the_function_not_the_judge(tmp_path, cfg):
+    """shaped_rewards answering (2**19, 1, 1) in an e2e run: refused before the training loop broadcasts
+    it (that took the judge from ~0.5 to ~1.5 GB, growing with the wire cap)."""
+    import resource
+
+    from autograder import e2e
+    from autograder.grade import load_reference
+    from autograder.remote import RemoteSubmission
+    path = tmp_path / "rlhf.py"
+    path.write_text(REFERENCE.read_text() + "\n" + (ATTACKS / "wrong_shapes.py").read_text())
+    sub = RemoteSubmission(path, cfg.limits)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        result = e2e.run("e2e.kl_penalty", cfg, sub, load_reference())
+    finally:
+        sub.close()
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert not result.passed and "returned shape (524288, 1, 1), expected" in result.message, result.message
+    assert grown_mb < 300, f"the judge grew by {grown_mb:.0f} MB"
+
+
+@slow
+def test_a_disk_search_adopts_nothing(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "search_disk", STARTER, {"gae"}, cfg, secrecy=True)
+    if result is not None:
+        assert result.score == 0 and "ADOPTED" not in result.output, result.output[-2000:]
 
 
 @slow
@@ -217,9 +328,9 @@ def test_detached_processes_are_killed(tmp_path, arena, cfg):
 
 @slow
 def test_executing_the_reference_gets_nothing(tmp_path, arena, cfg):
-    needs_bwrap()
-    result = attack(tmp_path, arena, "import_reference", STARTER, {"gae"}, cfg)
-    assert result.score == 0 and "executed the reference" not in result.output
+    result = attack(tmp_path, arena, "import_reference", STARTER, {"gae"}, cfg, secrecy=True)
+    if result is not None:
+        assert result.score == 0 and "executed the reference" not in result.output
 
 
 @slow
