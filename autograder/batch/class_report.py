@@ -83,7 +83,8 @@ def _roster_row(r: dict, parts: list[str]) -> dict:
             "total": r["score"] if has_total(r) else None, "max": r["max_score"] if has_total(r) else None,
             "parts": points, "e2e": (r.get("e2e") or {}).get("score"), "detail": r.get("reason", ""),
             "mistakes": [f"{part}: {text}" for part, text in mistakes(r)],
-            "report": f"{r['student']}/report.html" if "report.html" in r.get("reports", []) else ""}
+            "report": f"{r['student']}/report.html" if "report.html" in r.get("reports", []) else "",
+            "staff": f"{r['student']}/staff.md" if "staff.md" in r.get("reports", []) else ""}
 
 
 def _measurements(graded: list[dict], e2e: dict) -> list[dict]:

@@ -5,7 +5,8 @@
 
 It runs in a worker (a local process or a Dask worker on another machine): the submission travels
 as bytes, and the outcome is plain data (numbers, strings, lists and dicts) holding the summary
-the gradebook needs and the text of the three reports. The coordinator writes everything; a job
+the gradebook needs and the text of every report `grade` writes (results.json, the student's
+report.md and report.html, staff.md). The coordinator writes everything; a job
 never touches the output folder. Any exception of the grader becomes a "failed" outcome with the
 reason, so one submission never costs another its grade. The grade's own status (not importable,
 not implemented, empty) and its detail become the record's status and reason.
@@ -22,7 +23,6 @@ from pathlib import Path
 
 from autograder.batch.fingerprint import grader_version
 
-REPORT_FILES = ("results.json", "report.md", "report.html")
 TEMP_PREFIX = "lab12-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
 
 
@@ -58,7 +58,7 @@ def _grade(job: dict) -> dict:
         result.submission = f"{job['student']}/{job['filename']}"  # the reports name the student, not a temp path
         out = Path(tmp) / "out"
         write_reports(result, out)
-        files = {name: (out / name).read_text() for name in REPORT_FILES}
+        files = {p.name: p.read_text() for p in sorted(out.iterdir()) if p.is_file()}
     parts: dict[str, dict] = {}
     e2e = None
     for t in result.tests:

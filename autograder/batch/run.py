@@ -26,12 +26,12 @@ from typing import Iterator
 import yaml
 from rich.console import Console
 
+from autograder import config
 from autograder.batch import store
 from autograder.batch.discover import Submission, discover
 from autograder.batch.fingerprint import grader_version, job_key
 from autograder.batch.gradebook import write_canvas, write_gradebook
 from autograder.batch.jobs import failed
-from autograder.paths import GRADING_YAML
 
 GRADEBOOK = "gradebook.csv"
 CANVAS = "canvas.csv"
@@ -55,20 +55,15 @@ class Summary:
     removed: list[str]    # students whose results were removed (no longer among the submissions)
 
 
-def settings() -> dict:
-    """grading.yaml as plain data (the coordinator stays torch-free: no config.load)."""
-    return yaml.safe_load(GRADING_YAML.read_text())
-
-
-def check_batch(source: Path, out: Path, only: list[str] | None, force: bool, cfg: dict) -> dict:
+def check_batch(source: Path, out: Path, only: list[str] | None, force: bool, cfg: config.Config) -> dict:
     """Every reason not to start, before any work (BatchError); returns DIR's identity (store.OWNER)."""
-    parts = list(cfg["parts"])
+    parts = list(cfg.parts)
     unknown = sorted(set(only or []) - {*parts, "e2e"})
     if unknown:
         raise BatchError(f"--only {','.join(unknown)}: not a part ({', '.join(parts)}) nor e2e")
     if not (source.is_dir() or zipfile.is_zipfile(source)):
         raise BatchError(f"{source} is neither a folder nor a zip file")
-    identity = {"assignment": cfg["assignment"], "parts": parts, "submissions": str(Path(source).resolve())}
+    identity = {"assignment": cfg.assignment, "parts": parts, "submissions": str(Path(source).resolve())}
     problem = store.ownership_problem(out, identity, OWN_FILES)
     if problem and not force:
         raise BatchError(f"{problem}. Give another --out, or add --force to grade into it anyway: grade-all then "
@@ -77,10 +72,9 @@ def check_batch(source: Path, out: Path, only: list[str] | None, force: bool, cf
     return identity
 
 
-def max_points(cfg: dict, only: list[str] | None) -> float:
+def max_points(cfg: config.Config, only: list[str] | None) -> float:
     """The points a full grade (or the --only selection) is out of: an empty submission's maximum."""
-    tests = {**cfg["tests"], **{f"e2e.{k}": v for k, v in cfg["e2e"].items()}}
-    return float(sum(spec["points"] for tid, spec in tests.items() if not only or tid.split(".")[0] in only))
+    return float(sum(spec.points for tid, spec in cfg.tests.items() if not only or tid.split(".")[0] in only))
 
 
 def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
@@ -90,8 +84,11 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
     (gradebook.db, assignment) to write the scores into."""
     started = time.monotonic()
     console = console or Console(stderr=True, soft_wrap=True)
-    cfg = settings()
-    parts, job_seconds = list(cfg["parts"]), float(cfg["batch"]["job_seconds"])
+    try:
+        cfg = config.load()
+    except config.ConfigError as exc:
+        raise BatchError(str(exc)) from None
+    parts, job_seconds = list(cfg.parts), float(cfg.batch.job_seconds)
     only = sorted(set(only)) if only else None
     identity = check_batch(source, out, only, force, cfg)
     try:
@@ -154,9 +151,10 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
                 bar.update(task, advance=1, failed=failures)
 
     final = list(records.values())
-    write_canvas(out / CANVAS, final, cfg["assignment"], max_points(cfg, only))
+    write_canvas(out / CANVAS, final, cfg.assignment, max_points(cfg, only))
     from autograder.batch.class_report import write_class_report
-    write_class_report(out / CLASS_REPORT, final, parts, cfg["assignment"], cfg["e2e"])
+    thresholds = {name: dict(spec.settings) for name, spec in cfg.e2e.items()}
+    write_class_report(out / CLASS_REPORT, final, parts, cfg.assignment, thresholds)
     if nbgrader is not None:
         from autograder.batch.nbgrader_gradebook import NbgraderError, write_scores
         try:

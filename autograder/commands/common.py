@@ -153,6 +153,6 @@ def load_config():
     from autograder import config
     try:
         return config.load()
-    except (config.ConfigError, OSError, KeyError, TypeError, ValueError) as exc:
-        fail(f"grading.yaml: {exc}")
+    except config.ConfigError as exc:
+        fail(str(exc))
 

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from autograder.commands.common import (FAILURES, add_workers, check_input, check_only, check_out_folder, comma_list,
-                                        fail)
+                                        fail, load_config)
 
 HELP = "grade a whole class (a folder or a Gradescope export zip) into a gradebook and a class report"
 EXAMPLES = """examples:
@@ -48,10 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from autograder.batch.gradebook import STATUS
-    from autograder.batch.run import CANVAS, CLASS_REPORT, GRADEBOOK, BatchError, grade_all, settings
+    from autograder.batch.run import CANVAS, CLASS_REPORT, GRADEBOOK, BatchError, grade_all
 
     check_input(args.submissions, "submissions folder or zip", ("folder", "zip"))
-    only = check_only(args.only, list(settings()["parts"]))
+    only = check_only(args.only, list(load_config().parts))
     nbgrader = _nbgrader(args, only)
     check_out_folder(args.out)
     try:
