@@ -12,7 +12,7 @@ import importlib
 import signal
 import sys
 
-from autograder.commands.common import INTERRUPTED, EXIT_CODES, CommandError, Parser, report_error
+from autograder.commands.common import EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
 
 COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "starter", "build-sft")
 DESCRIPTION = "Grade Lab 12 (RLHF) submissions, one or a whole class, and build what students and graders get."
@@ -24,7 +24,8 @@ EXAMPLES = """examples:
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError, version as installed
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
     try:
         return f"lab12-autograder {installed('lab12-autograder')}"
     except PackageNotFoundError:
@@ -32,9 +33,9 @@ def version() -> str:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
-    layout = dict(formatter_class=argparse.RawDescriptionHelpFormatter)
+    layout = argparse.RawDescriptionHelpFormatter
     parser = Parser(prog="python -m autograder", description=DESCRIPTION, epilog=f"{EXAMPLES}\n\n{EXIT_CODES}",
-                    **layout)
+                    formatter_class=layout)
     parser.add_argument("--version", action="version", version=version())
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     modules = {}
@@ -48,7 +49,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
             continue  # a command not shipped in this bundle
         modules[name] = module
         sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP,
-                                    epilog=f"{module.EXAMPLES}\n\n{EXIT_CODES}", **layout)
+                                    epilog=f"{module.EXAMPLES}\n\n{EXIT_CODES}", formatter_class=layout)
         module.add_arguments(sub)
     return parser, modules
 

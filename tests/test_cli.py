@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder.__main__ import COMMANDS, main
-from autograder.commands.common import check_out_folder, comma_list, CommandError
+from autograder.commands.common import CommandError, check_out_folder, comma_list
 from autograder.paths import ROOT
 
 

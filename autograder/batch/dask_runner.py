@@ -16,7 +16,6 @@ from typing import Iterable, Iterator
 
 from autograder.batch.jobs import failed, run_job
 
-
 DAEMON_HINT = "start the Dask workers with DASK_DISTRIBUTED__WORKER__DAEMON=False"
 
 

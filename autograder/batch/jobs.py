@@ -47,7 +47,7 @@ def failed(job: dict, reason: str, seconds: float = 0.0) -> dict:
 
 
 def _grade(job: dict) -> dict:
-    from autograder.grade import grade   # torch and the engine: imported in the worker only
+    from autograder.grade import grade  # torch and the engine: imported in the worker only
     from autograder.report import write_reports
 
     with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp:

@@ -21,8 +21,8 @@ import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Iterable, Iterator
 
 from autograder.batch.jobs import TEMP_PREFIX, failed, run_job
@@ -106,6 +106,7 @@ class LocalPool:
     def _collect(self, w: _Worker) -> dict | None:
         """The worker's outcome if it finished, died or ran out of time; None while it works."""
         job = w.job
+        assert job is not None  # only busy workers are collected
         if w.conn.poll():
             try:
                 w.job = None

@@ -112,7 +112,7 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
         key = job_key(data, sub.filename, only, version)
         old = store.load(out, sub.student)
         retry = retry_failed and old is not None and old["status"] == "failed" and not sub.problem
-        if not (force or retry) and store.is_current(out, old, key):
+        if old is not None and not (force or retry) and store.is_current(out, old, key):
             records[sub.student] = old
             up_to_date += 1
         elif sub.problem:  # nothing to grade: its "empty or missing" row needs no worker
@@ -173,7 +173,7 @@ def empty(job: dict, problem: str, points: float) -> dict:
     return {**failed(job, problem), "status": "empty", "score": 0.0, "max_score": points}
 
 
-def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, version: str, workers: int | None,
+def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, version: str, workers: int,
               job_seconds: float, dask: str | None) -> Iterator[dict]:
     jobs = ({"student": sub.student, "filename": sub.filename, "data": sub.data(), "only": only or [],
              "key": key} for sub, key in todo)

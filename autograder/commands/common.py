@@ -14,13 +14,15 @@ import argparse
 import shutil
 import sys
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 from typing import NoReturn
 
 DONE, FAILURES, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 EXIT_CODES = """exit codes:
   0    done
-  1    the run worked and found failures (validate, calibrate, starter --check, build-sft --check)
+  1    the run worked and found failures: validate, calibrate, starter --check, build-sft --check;
+       grade-all when a submission failed to grade (never `grade`: a low score is a finished grade)
   2    bad input or environment (a wrong argument, a missing file, an unwritable --out, a broken grading.yaml)
   130  interrupted (Ctrl-C or SIGTERM); child processes are stopped and temporary files removed"""
 __doc__ += "\n" + EXIT_CODES + "\n"
@@ -83,12 +85,12 @@ def only_choices(parts: list[str]) -> list[str]:
     return [*parts, "e2e"]
 
 
-def check_only(names: list[str], parts: list[str], test_ids: list[str] = ()) -> set[str] | None:
+def check_only(names: list[str], parts: list[str], test_ids: Collection[str] = ()) -> set[str] | None:
     """The --only selection as a set (None: everything); an unknown name stops the command."""
     return set(check_names("--only", names, only_choices(parts), test_ids)) or None
 
 
-def check_names(option: str, names: list[str], valid: list[str], test_ids: list[str] = ()) -> list[str]:
+def check_names(option: str, names: list[str], valid: list[str], test_ids: Collection[str] = ()) -> list[str]:
     """`names` when every one is in `valid` (case-sensitive); else stop, listing the valid names. A test id
     (`gae.known_values`) gets a pointer to its part, a wrong case the right spelling."""
     unknown = [n for n in names if n not in valid]

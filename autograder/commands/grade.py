@@ -20,7 +20,7 @@ INTERRUPTED = "grade stopped; its sandboxed child was stopped and no report was 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", type=Path, help="rlhf.py, a folder that contains it, or an .ipynb")
-    parser.add_argument("--out", type=Path, required=True,
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                         help="folder for results.json, report.md and report.html (created if needed)")
     parser.add_argument("--only", type=comma_list, default=[], metavar="PARTS",
                         help="comma-separated parts to grade (e.g. gae,kl) or e2e; default: everything")

@@ -8,8 +8,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from autograder.commands.common import (FAILURES, add_workers, check_input, check_only, check_out_folder, comma_list,
-                                        fail, load_config)
+from autograder.commands.common import (
+    FAILURES,
+    add_workers,
+    check_input,
+    check_only,
+    check_out_folder,
+    comma_list,
+    fail,
+    load_config,
+)
 
 HELP = "grade a whole class (a folder or a Gradescope export zip) into a gradebook and a class report"
 EXAMPLES = """examples:
@@ -29,7 +37,7 @@ INTERRUPTED = "grade-all stopped; every finished grade is saved: run the same co
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submissions", type=Path,
                         help="a folder with one entry per student, or a Gradescope 'export submissions' zip")
-    parser.add_argument("--out", type=Path, required=True, help="output folder (reused by reruns)")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (reused by reruns)")
     add_workers(parser, "local grading processes")
     parser.add_argument("--force", action="store_true",
                         help="grade into an --out that holds another class's grades or other files (grade-all "
