@@ -16,6 +16,9 @@ Uses:
 - diagnosis (autograder/diagnosis.py) runs the mistakes of a failed check's function on the failing
   input, in the judge, and names the one whose answer equals the submission's.
 
+Mistakes taken from public RLHF code (bugs fixed upstream, and other libraries' design choices that
+break this lab's contract) live in `bank/public_code.py`, each with its `source`.
+
 Entries must be self-contained: the body may use `torch` and `F` (torch.nn.functional) and the
 other contract functions by name, as the reference module provides them.
 """
@@ -41,6 +44,7 @@ class Entry:
     impl: Callable
     hint: str = ""    # mistakes only: one line naming the mistake, shown to students
     is_mistake: bool = True
+    source: str = ""  # where it was found in public RLHF code (bank/public_code.py), "" for ours
 
     @property
     def id(self) -> str:
@@ -50,9 +54,9 @@ class Entry:
 ENTRIES: list[Entry] = []
 
 
-def mistake(part: str, function: str, name: str, hint: str):
+def mistake(part: str, function: str, name: str, hint: str, source: str = ""):
     def register(fn: Callable) -> Callable:
-        ENTRIES.append(Entry(part, function, name, fn, hint, True))
+        ENTRIES.append(Entry(part, function, name, fn, hint, True, source))
         return fn
     return register
 
@@ -73,6 +77,10 @@ def load_all() -> list[Entry]:
 
 def mistakes_of(function: str) -> list[Entry]:
     return [e for e in load_all() if e.is_mistake and e.function == function]
+
+
+def mistakes_of_part(part: str) -> list[Entry]:
+    return [e for e in load_all() if e.is_mistake and e.part == part]
 
 
 def submission_source(entry: Entry) -> str:

@@ -1,4 +1,11 @@
-"""Hidden checks of kl_estimate and shaped_rewards: against the reference and the estimators' properties."""
+"""Hidden checks of kl_estimate and shaped_rewards: against the reference and the estimators' properties.
+
+Valid domain (solutions/rlhf.py): log-probs in [-40, 0] at every position (so d = logp - ref_logp in
+[-40, 40]: near-equal log-probs, |d| of 10, 20 and 40 drawn), kind exactly "k1", "k2" or "k3", float32
+and float64, (B, T) with T = 1, single rows and rows of 24-48 tokens. shaped_rewards also: scores in
+[-50, 50], beta in [0, 1] (both bounds drawn), prefix masks with at least one generated token per row
+(ragged and full rows), log-probs at padded positions garbage within [-40, 0].
+"""
 
 from __future__ import annotations
 
@@ -8,11 +15,12 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
-from autograder.checks.hidden.strategies import DTYPES, floats
+from autograder.checks.hidden.strategies import DTYPES, LOG_RATIOS, bounded, logprob_pair, ragged_ranges
 from autograder.checks.public.kl import KL_NAMES, SHAPED_NAMES
 from autograder.checks.tools import call, fmt, for_all, tolerances
 
 KINDS = ("k1", "k2", "k3")
+WHERE = (0.0, 1.0)  # where a pair of log-probs sits in [-40, 0] (strategies.logprob_pair)
 
 
 def eighths(lo: int, hi: int) -> st.SearchStrategy[float]:
@@ -20,9 +28,7 @@ def eighths(lo: int, hi: int) -> st.SearchStrategy[float]:
     return st.integers(8 * lo, 8 * hi).map(lambda k: k / 8)
 
 
-# element strategies, built once (building strategies for every example is slow)
-LOGPROBS, SCORES, LOGPROB_FLOATS = eighths(-8, 0), eighths(-4, 4), floats(-8.0, 0.0, width=32)
-LOGITS = SCORES
+LOGITS = eighths(-19, 19)  # log_softmax of 2-6 of them stays within [-40, 0]
 
 
 @functools.lru_cache(maxsize=None)  # strategies are immutable; building them for every example is slow
@@ -33,12 +39,12 @@ def row_pairs(T: int, elements: st.SearchStrategy[float], max_b: int) -> st.Sear
 
 
 @st.composite
-def logprob_pairs(draw, max_b: int = 8, max_t: int = 6) -> tuple[torch.Tensor, torch.Tensor, str]:
-    """(logp, ref_logp, kind): dense (B, T) log-probs in [-8, 0], float32 or float64."""
-    kind, dtype, T = draw(st.sampled_from(KINDS)), draw(st.sampled_from(DTYPES)), draw(st.integers(1, max_t))
-    rows = draw(row_pairs(T, LOGPROB_FLOATS, max_b))
-    return (torch.tensor([r[0] for r in rows], dtype=dtype), torch.tensor([r[1] for r in rows], dtype=dtype),
-            kind)
+def logprob_pairs(draw) -> tuple[torch.Tensor, torch.Tensor, str]:
+    """(logp, ref_logp, kind): dense (B, T) log-probs in [-40, 0] (no mask: every position counts)."""
+    kind = draw(st.sampled_from(KINDS))
+    inp = draw(ragged_ranges((WHERE, LOG_RATIOS), garbage=(1.0, 40.0)))
+    logp, ref_logp = logprob_pair(*inp.tensors)
+    return logp, ref_logp, kind
 
 
 @st.composite
@@ -51,35 +57,19 @@ def categoricals(draw, max_b: int = 4, max_v: int = 6) -> tuple[torch.Tensor, to
     return logp, ref_logp, kind
 
 
-
-
 @st.composite
-def generated_row(draw, T: int) -> tuple[int, list[float], list[float], float]:
-    """(n, logp[:n], ref_logp[:n], score): a response of n generated tokens, log-probs in [-8, 0]."""
-    n = draw(st.integers(1, T))
-    return n, [draw(LOGPROBS) for _ in range(n)], [draw(LOGPROBS) for _ in range(n)], draw(SCORES)
+def rollouts(draw):
+    """(scores (B,), logp, ref_logp, mask (B, T), beta, kind): ragged prefix masks, scores in [-50, 50],
+    log-probs in [-40, 0] everywhere (garbage ones at padded positions)."""
+    kind, beta = draw(st.sampled_from(KINDS)), draw(bounded(0.0, 1.0))
+    inp = draw(ragged_ranges((WHERE, LOG_RATIOS), garbage=(1.0, 40.0)))
+    logp, ref_logp = logprob_pair(*inp.tensors)
+    scores = torch.tensor(draw(st.lists(bounded(-50.0, 50.0), min_size=len(inp.mask), max_size=len(inp.mask))),
+                          dtype=inp.dtype)
+    return scores, logp, ref_logp, inp.mask, beta, kind
 
 
-@st.composite
-def rollouts(draw, max_b: int = 8, max_t: int = 6, garbage: float = 1e3):
-    """(scores (B,), logp, ref_logp, mask (B, T), beta, kind): ragged prefix masks, scores in [-4, 4] and
-    log-probs in [-8, 0] on generated tokens, garbage in [-garbage, garbage] on padding (from one seed)."""
-    kind, dtype, beta = draw(st.sampled_from(KINDS)), draw(st.sampled_from(DTYPES)), draw(floats(0.0, 1.0))
-    T = draw(st.integers(1, max_t))
-    rows = draw(st.lists(generated_row(T), min_size=1, max_size=max_b))
-    junk = torch.Generator().manual_seed(draw(st.integers(0, 2 ** 16)))
-    lengths = torch.tensor([r[0] for r in rows])
-    mask = (torch.arange(T)[None, :] < lengths[:, None]).to(dtype)
-    logps = []
-    for i in (1, 2):
-        x = ((torch.rand(len(rows), T, generator=junk, dtype=torch.float64) * 2 - 1) * garbage).to(dtype)
-        x[mask.bool()] = torch.tensor([v for r in rows for v in r[i]], dtype=dtype)
-        logps.append(x)
-    scores = torch.tensor([r[3] for r in rows], dtype=dtype)
-    return scores, *logps, mask, beta, kind
-
-
-@check("kl.estimate_matches_reference", "kl_estimate matches the reference (k1, k2, k3; float32/64)",
+@check("kl.estimate_matches_reference", "kl_estimate matches the reference (k1, k2, k3; |logp - ref_logp| up to 40; float32/64)",
        functions=("kl_estimate",))
 def estimate_matches_reference(ctx: Context) -> None:
     def body(case):
@@ -114,7 +104,8 @@ def unbiased_and_nonnegative(ctx: Context) -> None:
 
 
 @check("kl.shaped_matches_reference",
-       "shaped_rewards matches the reference (ragged masks, beta in [0, 1], k1/k2/k3, float32/64)",
+       "shaped_rewards matches the reference (ragged and full rows, T = 1 to 48, scores up to +-50, beta in [0, 1], "
+       "k1/k2/k3, float32/64)",
        functions=("shaped_rewards",))
 def shaped_matches_reference(ctx: Context) -> None:
     def body(case):

@@ -1,4 +1,11 @@
-"""Hidden checks of bradley_terry_loss and ranking_loss: against the reference and the all-pairs mean."""
+"""Hidden checks of bradley_terry_loss and ranking_loss: against the reference and the all-pairs mean.
+
+Valid domain (solutions/rlhf.py): bradley_terry_loss: P >= 1 pairs (1 and up to 16 drawn), rewards in
+[-1000, 1000], so gaps from near-equal (|gap| <= 1e-3, next to rewards of any size) to +-2000 (both
+signs); ties are valid but their gradient is compared only by the known-values check. ranking_loss:
+N >= 1 prompts, K >= 2 responses (2 to 8 drawn), each row of `ranking` a permutation of 0..K-1
+(identity and reversed drawn), rewards in [-1000, 1000] with distinct values in a row. float32, float64.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +16,11 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
-from autograder.checks.hidden.strategies import DTYPES
+from autograder.checks.hidden.strategies import DTYPES, bounded, floats
 from autograder.checks.public.rm_loss import BT_NAMES, RANKING_NAMES, bt, expect_grads
 from autograder.checks.tools import call, for_all
+
+REWARD_MAX = 1000
 
 
 def eighths(lo: int, hi: int) -> st.SearchStrategy[float]:
@@ -19,10 +28,16 @@ def eighths(lo: int, hi: int) -> st.SearchStrategy[float]:
     return st.integers(8 * lo, 8 * hi).map(lambda k: k / 8)
 
 
-# 1 to 16 pairs of rewards in [-scale, scale], for small to huge gaps (strategies built once: building is slow)
-PAIR_LISTS = {scale: st.lists(st.tuples(eighths(-scale, scale), eighths(-scale, scale)).filter(lambda p: p[0] != p[1]),
-                              min_size=1, max_size=16)
-              for scale in (4, 40, 300)}
+def _apart(lo: int, hi: int) -> st.SearchStrategy[tuple[float, float]]:
+    return st.tuples(eighths(lo, hi), eighths(lo, hi)).filter(lambda p: p[0] != p[1])
+
+
+# (r_better, r_worse) pairs: small to huge gaps, and near-equal rewards of any size (strategies built once)
+NEAR_EQUAL = st.tuples(bounded(-REWARD_MAX + 1, REWARD_MAX - 1), floats(2.0 ** -12, 2.0 ** -10, width=32),
+                       st.booleans()).map(lambda t: (t[0], t[0] + (t[1] if t[2] else -t[1]))
+                                          if t[0] + t[1] != t[0] else (t[0], t[0] + 1 / 8))
+PAIR_LISTS = [st.lists(_apart(-scale, scale), min_size=1, max_size=16) for scale in (4, 40, 300, REWARD_MAX)]
+PAIR_LISTS.append(st.lists(NEAR_EQUAL, min_size=1, max_size=16))
 
 
 @st.composite
@@ -32,23 +47,28 @@ def preference_pairs(draw) -> tuple[torch.Tensor, torch.Tensor]:
     Ties are left out because at a gap of exactly 0 a stable formula built from abs/relu has a
     one-sided gradient, which is correct almost everywhere (the known-values check covers ties).
     """
-    dtype, scale = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(tuple(PAIR_LISTS)))
-    pairs = draw(PAIR_LISTS[scale])
-    return (torch.tensor([p[0] for p in pairs], dtype=dtype), torch.tensor([p[1] for p in pairs], dtype=dtype))
+    dtype, pairs = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(PAIR_LISTS).flatmap(lambda s: s))
+    better = torch.tensor([p[0] for p in pairs], dtype=torch.float64)
+    worse = torch.tensor([p[1] for p in pairs], dtype=torch.float64)
+    if dtype == torch.float32:  # near-equal pairs must stay apart in float32
+        worse = torch.where(better.float().double() == worse.float().double(), better + 1 / 8, worse)
+    return better.to(dtype), worse.to(dtype)
 
 
 @functools.lru_cache(maxsize=None)  # strategies are immutable; building them for every example is slow
-def ranked_rows(K: int, max_n: int) -> st.SearchStrategy[list]:
-    """1 to max_n rows (rewards of K responses, all different; a permutation of range(K))."""
-    rewards = st.lists(eighths(-10, 10), min_size=K, max_size=K, unique=True)
-    return st.lists(st.tuples(rewards, st.permutations(range(K))), min_size=1, max_size=max_n)
+def ranked_rows(K: int, max_n: int, scale: int) -> st.SearchStrategy[list]:
+    """1 to max_n rows (rewards of K responses, all different; a permutation of range(K), often the
+    identity or its reverse)."""
+    rewards = st.lists(eighths(-scale, scale), min_size=K, max_size=K, unique=True)
+    orders = st.one_of(st.permutations(range(K)), st.sampled_from([list(range(K)), list(range(K))[::-1]]))
+    return st.lists(st.tuples(rewards, orders), min_size=1, max_size=max_n)
 
 
 @st.composite
-def rankings(draw, max_n: int = 8, min_k: int = 2, max_k: int = 6) -> tuple[torch.Tensor, torch.Tensor]:
+def rankings(draw, max_n: int = 8, min_k: int = 2, max_k: int = 8) -> tuple[torch.Tensor, torch.Tensor]:
     """(rewards (N, K) with distinct entries in each row, ranking (N, K) long: a permutation per row)."""
     dtype, K = draw(st.sampled_from(DTYPES)), draw(st.integers(min_k, max_k))
-    rows = draw(ranked_rows(K, max_n))
+    rows = draw(ranked_rows(K, max_n, draw(st.sampled_from((10, REWARD_MAX)))))
     return (torch.tensor([r[0] for r in rows], dtype=dtype), torch.tensor([r[1] for r in rows], dtype=torch.long))
 
 
@@ -69,7 +89,7 @@ def _all_pairs_mean(rewards: torch.Tensor, ranking: torch.Tensor) -> torch.Tenso
 
 
 @check("rm_loss.bt_matches_reference",
-       "bradley_terry_loss and its gradients match the reference (1-16 pairs, gaps up to 600, float32/64)",
+       "bradley_terry_loss and its gradients match the reference (1-16 pairs, gaps from 1e-3 to 2000, float32/64)",
        functions=("bradley_terry_loss",))
 def bt_matches_reference(ctx: Context) -> None:
     def body(case):
@@ -84,7 +104,7 @@ def bt_matches_reference(ctx: Context) -> None:
 
 
 @check("rm_loss.ranking_matches_reference",
-       "ranking_loss and its gradient match the reference (N 1-8 prompts, K 2-6 responses, float32/64)",
+       "ranking_loss and its gradient match the reference (N 1-8 prompts, K 2-8 responses, float32/64)",
        functions=("ranking_loss",))
 def ranking_matches_reference(ctx: Context) -> None:
     def body(case):

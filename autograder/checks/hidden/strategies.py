@@ -33,9 +33,10 @@ def floats(lo: float, hi: float, width: int = 64) -> st.SearchStrategy[float]:
 
 
 def bounded(lo: float, hi: float) -> st.SearchStrategy[float]:
-    """Floats in [lo, hi], exact in float32, with the bounds themselves (and 0 when inside) drawn often."""
-    edges = [x for x in (lo, hi, 0.0) if lo <= x <= hi]
-    return st.one_of(floats(lo, hi, width=32), st.sampled_from(edges))
+    """Floats in [lo, hi], exact in float32, with the bounds themselves (and 0 when inside) a quarter of the time."""
+    edges = sorted({x for x in (lo, hi, 0.0) if lo <= x <= hi}, key=abs)
+    inside = floats(lo, hi, width=32)
+    return st.one_of(inside, inside, inside, st.sampled_from(edges))
 
 
 ROW_SHAPES = (  # (min tokens, max tokens, max rows); shrinking goes to the first
@@ -71,8 +72,16 @@ def ragged_ranges(draw, ranges: tuple, garbage: float | tuple = GARBAGE, dtype: 
     return Ragged(tensors, mask)
 
 
-def logprob_garbage(x: torch.Tensor, mask: torch.Tensor, seed: int) -> torch.Tensor:
-    """x with its padded positions replaced by log-probs drawn in [LOGPROB_MIN, 0] (garbage, but log-probs)."""
-    g = torch.Generator().manual_seed(seed)
-    junk = (torch.rand(x.shape, generator=g, dtype=torch.float64) * LOGPROB_MIN).to(x.dtype)
-    return torch.where(mask.bool(), x, junk)
+# log(p / q) of two log-probs: near 0 (near-equal log-probs), or anywhere their range allows
+LOG_RATIOS = st.one_of(floats(-0.75, 0.75, width=32), bounded(LOGPROB_MIN, -LOGPROB_MIN),
+                       floats(-2.0 ** -10, 2.0 ** -10, width=32))  # near-equal: |d| <= 1e-3
+
+
+def logprob_pair(where: torch.Tensor, log_ratio: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(a, b), both log-probs in [LOGPROB_MIN, 0], with a - b = log_ratio (|log_ratio| <= -LOGPROB_MIN):
+    the higher of the two sits |where| (clamped to [0, 1]) of the way down the room it has left.
+    Garbage `where` and `log_ratio` (padded positions) still give log-probs in that range."""
+    lr = log_ratio.double().clamp(LOGPROB_MIN, -LOGPROB_MIN)
+    top = -where.double().abs().clamp(max=1) * (-LOGPROB_MIN - lr.abs())
+    a, b = torch.where(lr >= 0, top, top + lr), torch.where(lr >= 0, top - lr, top)
+    return a.to(log_ratio.dtype), b.to(log_ratio.dtype)

@@ -16,7 +16,7 @@ E = math.e
 
 
 @check("kl.estimators_known_values",
-       "kl_estimate's k1, k2, k3 on hand-computed log-probs; an unknown kind raises ValueError",
+       "kl_estimate's k1, k2, k3 on hand-computed log-probs; an unknown kind ('k4', 'K1') raises ValueError",
        functions=("kl_estimate",))
 def estimators_known_values(ctx: Context) -> None:
     logp = torch.tensor([[-1.0, -2.0, -0.5], [-3.0, -1.0, -2.0]])
@@ -36,23 +36,28 @@ def estimators_known_values(ctx: Context) -> None:
                                 f"kind={kind!r} should give {formulas[kind]} with d = logp - ref_logp")
     answer = call(ctx, "kl_estimate", logp, ref_logp, names=KL_NAMES, shape=(2, 3))
     answer.expect_close(ctx, answer.value, torch.tensor(expected["k1"]), "the default kind should be 'k1'")
-    expect_value_error(ctx, "kl_estimate", (logp, ref_logp), {"kind": "k4"}, KL_NAMES)
+    for unknown in ("k4", "K1"):  # kind is case-sensitive
+        expect_value_error(ctx, "kl_estimate", (logp, ref_logp), {"kind": unknown}, KL_NAMES)
 
 
 def expect_value_error(ctx: Context, function: str, args: tuple, kwargs: dict, names: tuple[str, ...]) -> None:
-    """Fail unless function(*args, **kwargs) raises ValueError in the submission."""
+    """Fail unless function(*args, **kwargs) raises ValueError in the submission.
+
+    The call is one the contract rejects (valid=False): a NotImplementedError raised there is an ordinary
+    wrong exception for this check alone, not "the function is not written yet"."""
     inputs = fmt_call(function, args, kwargs, names)
-    wanted = f"{function} should raise ValueError for an unknown kind {kwargs.get('kind', args[-1])!r}"
+    wanted = (f"{function} should raise ValueError for an unknown kind {kwargs.get('kind', args[-1])!r} "
+              "(kind is one of 'k1', 'k2', 'k3', case-sensitive)")
     try:
-        value, _ = ctx.sub.call(function, *args, **kwargs)
+        value, _ = ctx.sub.call(function, *args, valid=False, **kwargs)
     except SubmissionError as exc:
         if exc.kind in FATAL_KINDS:
             raise
         if exc.kind == "raised" and exc.exc_type == "ValueError":
             return
-        raise CheckFailed(f"{wanted}; it {str(exc).removeprefix(function + ' ')}", inputs=inputs,
-                          expected="ValueError", got=exc.exc_type or exc.kind, function=function, args=args,
-                          kwargs=kwargs) from None
+        raise CheckFailed(f"{wanted}; it {str(exc).removeprefix(function + ' ')}; the contract asks for "
+                          "ValueError", inputs=inputs, expected="ValueError", got=exc.exc_type or exc.kind,
+                          function=function, args=args, kwargs=kwargs) from None
     raise CheckFailed(f"{wanted}; it returned a value", inputs=inputs, expected="ValueError",
                       got=fmt(value) if isinstance(value, torch.Tensor) else repr(value)[:200], function=function,
                       args=args, kwargs=kwargs, answer=value)
