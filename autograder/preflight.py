@@ -14,6 +14,7 @@ Costs one small process start (~0.1 s, no torch import).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -57,8 +58,7 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
         raise SecretsVisible(f"cannot check that the grader's files are hidden from submissions ({exc}); "
                              "not grading") from None
     try:
-        answer = probe.request({"op": "probe", "paths": [str(p) for p in secrets]}, timeout=60,
-                               what="the secrets probe")
+        answer = probe.request({"op": "probe", "paths": _identities(secrets)}, timeout=60, what="the secrets probe")
     except ChildFailure as exc:
         raise SecretsVisible(f"the secrets probe failed ({exc}); not grading") from None
     finally:
@@ -67,6 +67,19 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
     if exposed:
         raise SecretsVisible(f"{exposed[0]} (and {len(set(exposed)) - 1} more) would be readable or writable "
                              f"by submissions at this isolation level ({iso.describe()}): {_fix(iso)}")
+
+
+def _identities(secrets: list[Path]) -> list[list]:
+    """[path, device, inode] of each (the probe counts only the judge's own file, not one of the same
+    name, e.g. bubblewrap's private /tmp); a file removed meanwhile needs no check."""
+    found = []
+    for path in secrets:
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        found.append([str(path), info.st_dev, info.st_ino])
+    return found
 
 
 def _fix(iso: isolation.Isolation) -> str:
@@ -78,3 +91,23 @@ def _fix(iso: isolation.Isolation) -> str:
         return ("make them unreadable for other users (chown -R root:root, chmod -R go-rwx: the Gradescope "
                 "bundle's setup.sh does this for /autograder/source), or install bubblewrap")
     return "install bubblewrap (apt install bubblewrap), or grade as root with the secrets not world-readable"
+
+
+def main(argv: list[str]) -> int:
+    """`python -m autograder.preflight [EXTRA ...]`: check, print the level and the cost; exit 1 if refused."""
+    import time
+
+    from autograder import config
+    started = time.monotonic()
+    try:
+        ensure_secrets_hidden(config.load().limits, [Path(a) for a in argv])
+    except IsolationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"secrets hidden from submissions ({isolation.detect().describe()}; "
+          f"checked in {(time.monotonic() - started) * 1000:.0f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

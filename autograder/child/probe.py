@@ -3,7 +3,9 @@ no submission and answers one question: which of these paths could a submission 
 
     python -I probe.py - WORLD_DIR IN_FD OUT_FD        (the worker's argv; the first two are unused)
     {"op": "setup", ...} -> {"ready": True}; then {"ok": True} in place of an import's answer;
-    {"op": "probe", "paths": [...]} -> {"readable": [...], "writable": [...]}
+    {"op": "probe", "paths": [[path, st_dev, st_ino], ...]} -> {"readable": [path, ...], "writable": [...]}
+A path counts only when it names the judge's own file (same device and inode): under bubblewrap,
+/tmp is the child's private one, not the judge's.
 Standard library only (no torch import): it costs ~0.1 s. See autograder/preflight.py.
 """
 
@@ -15,6 +17,14 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `python -I` leaves the script's folder out
 import confine  # noqa: E402
+
+
+def same_file(path: str, dev: int, ino: int) -> bool:
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino) == (dev, ino)
 
 
 def readable(path: str) -> bool:
@@ -58,7 +68,7 @@ def main() -> None:
     confine.write_plain(out_fd, {"ready": True})
     confine.write_plain(out_fd, {"ok": True})
     request = confine.read_setup(in_fd)
-    paths = [p for p in request.get("paths", []) if isinstance(p, str)]
+    paths = [path for path, dev, ino in request.get("paths", []) if same_file(path, dev, ino)]
     confine.write_plain(out_fd, {"readable": [p for p in paths if readable(p)],
                                  "writable": [p for p in paths if writable(p)]})
 

@@ -1,0 +1,104 @@
+"""The Docker level (Gradescope's container): root, namespaces refused, so bubblewrap cannot start.
+
+tests/docker_level.py builds the level (root without CAP_SYS_ADMIN, Docker's namespace seccomp rules).
+Here: the grader really falls back to its own uid + Landlock + seccomp there, and the Gradescope bundle,
+unpacked in its /autograder layout at that level (the repository hidden, as it is not in Gradescope's
+container; this environment's venv bound at /autograder/venv, as setup.sh would make it), gives a
+submission that searches the whole disk for the reference 0, and the reference full marks, both with
+Landlock and with file modes alone (LAB12_SANDBOX=rlimits turns Landlock off). `.ci/run` also runs the
+adversarial suite at this level.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import docker_level  # noqa: E402
+
+from autograder.paths import REFERENCE, ROOT, STARTER  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(docker_level.available() is not None,
+                                                   reason=str(docker_level.available()))]
+VENV = ROOT / ".venv"
+SEARCH = (Path(__file__).parent / "adversarial" / "search_disk.py").read_text()
+
+
+def test_namespaces_are_refused_and_the_grader_falls_back():
+    script = ("import subprocess; from autograder import isolation\n"
+              "nested = subprocess.run(['bwrap', '--dev-bind', '/', '/', 'true'], capture_output=True, text=True)\n"
+              "print(nested.returncode, nested.stderr.strip()); print(isolation.detect().describe())")
+    done = docker_level.run([str(VENV / "bin" / "python"), "-c", script], capture_output=True, text=True,
+                            timeout=120, cwd=ROOT)
+    nested, level = done.stdout.strip().splitlines()[-2:]
+    assert nested.startswith("1 ") and "Operation not permitted" in nested, done.stdout + done.stderr
+    assert level.startswith("no bubblewrap + own uid + Landlock + seccomp"), level
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("release")
+    done = subprocess.run([str(VENV / "bin" / "python"), "-m", "autograder", "release", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out / "autograder.zip"
+
+
+def unpack(bundle: Path, tmp_path: Path, submission_text: str) -> Path:
+    """The /autograder layout as Gradescope makes it (bound at /autograder by `at_docker_level`)."""
+    root = tmp_path / "autograder"
+    for folder in ("source", "submission", "results"):
+        (root / folder).mkdir(parents=True)
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(root / "source")
+    for script in ("run_autograder", "setup.sh"):  # zipfile does not restore modes
+        (root / "source" / script).chmod(0o755)
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "submission" / "rlhf.py").write_text(submission_text)
+    Path("/autograder").mkdir(exist_ok=True)  # the mount point (the bind itself stays in the namespace)
+    return root
+
+
+def at_docker_level(root: Path, argv: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {"PATH": "/autograder/venv/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
+                   "LANG": "C.UTF-8", **(env or {})}
+    return docker_level.run(argv, binds={str(root): "/autograder", str(VENV): "/autograder/venv"},
+                            hide=[str(ROOT.parent)], env=environment, capture_output=True, text=True, timeout=1800)
+
+
+def run_autograder(bundle: Path, tmp_path: Path, submission_text: str, env: dict | None = None) -> dict:
+    """Run run_autograder at the Docker level on a fresh layout; its results.json."""
+    root = unpack(bundle, tmp_path, submission_text)
+    done = at_docker_level(root, ["/autograder/run_autograder"], env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["stdout_visibility"] == "hidden"
+    return results
+
+
+def test_the_search_finds_the_reference_when_not_sandboxed(bundle, tmp_path):
+    """The control: run by the judge's uid, unconfined, the same search adopts the bundle's reference."""
+    root = unpack(bundle, tmp_path, SEARCH)
+    done = at_docker_level(root, ["/autograder/venv/bin/python", "/autograder/submission/rlhf.py"])
+    assert "ADOPTED /autograder/source/solutions/rlhf.py" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("level", ["landlock", "modes only"])
+def test_a_disk_searching_stub_scores_zero(bundle, tmp_path, level):
+    env = {"LAB12_SANDBOX": "rlimits"} if level == "modes only" else {}
+    results = run_autograder(bundle, tmp_path, STARTER.read_text() + "\n\n" + SEARCH, env)
+    assert results["score"] == 0, results.get("output", "")[:2000]
+    assert results.get("tests"), results.get("output", "")[:2000]  # graded (not refused), and found nothing
+
+
+def test_the_reference_scores_full_marks(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, REFERENCE.read_text())
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0, \
+        [(t["name"], t.get("output", "")[:300]) for t in results["tests"] if t["score"] < t["max_score"]]
