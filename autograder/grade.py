@@ -51,7 +51,8 @@ def runnable_tests(cfg: config_mod.Config, mode: Mode) -> list[str]:
     registry = checks.load_all()
     if mode == "self_check":
         return [t for t in cfg.tests if t in registry and _is_public(registry[t])]
-    from autograder import e2e  # the lab's end-to-end tests: not in the student bundle
+    from autograder import e2e  # end-to-end tests: not in the student bundle
+    e2e.load_all()
     e2e.check_config(cfg)
     unregistered = [t for t in cfg.tests if t not in registry and t[4:] not in e2e.REGISTRY]
     if unregistered:
@@ -204,11 +205,11 @@ def run_check(check: checks.Check, cfg: config_mod.Config, sub: RemoteSubmission
 
 
 def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask=None) -> str:
-    """Name the known mistake whose answers equal the submission's (or ""); see autograder/diagnosis.py."""
+    """Name the known mistake whose answers equal the submission's (or ""): the lab's diagnosis."""
     if reference is None:  # the self-check: no mistake bank, no reference
         return ""
-    from autograder import diagnosis
-    return diagnosis.diagnose(part, failure, reference, ask)
+    from autograder import registry
+    return registry.lab().diagnose(part, failure, reference, ask)
 
 
 def _asker(sub: RemoteSubmission, function: str):

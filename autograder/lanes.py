@@ -61,7 +61,8 @@ def second_lane() -> Iterator[ProcessPoolExecutor]:
     (torch's ~150 MB) copy-on-write; gc.freeze() keeps the collector from copying those pages."""
     import torch._dynamo  # noqa: F401  imported by torch.optim on first use: ~70 MB shared, not twice
 
-    from autograder import e2e, plots  # noqa: F401  imported once, shared
+    from autograder import registry
+    registry.lab()  # the lab's modules (training code, plots), imported once and shared
     gc.freeze()
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent) as pool:
         yield pool

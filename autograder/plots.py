@@ -3,7 +3,7 @@ judges, the submission's run(s) against the reference's band (the 10th-90th perc
 calibration seeds, from data/reference_band.json; a metric the calibration has no band for is drawn
 without one, and its panel says so).
 
-    e2e_plots("ptx", {"ptx": history, "no ptx": history})   # [(title, PNG bytes)]
+    e2e_plots("ptx", {"ptx": history, "no ptx": history}, ("accuracy",))   # [(title, PNG bytes)]
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ from matplotlib.figure import Figure  # noqa: E402
 BAND_FILE = Path(__file__).with_name("data") / "reference_band.json"
 LABELS = {"rm_score": "RM score", "gold": "gold score", "kl": "KL to SFT (nats)",
           "malformed": "malformed fraction", "accuracy": "arithmetic accuracy"}
-# The metrics each test judges (autograder/e2e.py CRITERIA), one panel each.
-JUDGED = {"kl_penalty": ("gold", "malformed"), "blind_spot": ("rm_score", "gold", "malformed"),
-          "ptx": ("accuracy",)}
 RUNS = {"run": "your run", "ptx": "your run with ptx", "no ptx": "your run without ptx"}
 PANEL_INCHES = (4.2, 3.0)
 
@@ -34,9 +31,10 @@ def reference_band(test: str) -> dict:
     return json.loads(BAND_FILE.read_text()).get(test, {})
 
 
-def e2e_plots(test: str, histories: dict[str, list[dict]]) -> list[tuple[str, bytes]]:
-    """One figure for the runs of an e2e test: a panel per judged metric, one legend below the panels."""
-    metrics = [m for m in JUDGED.get(test, tuple(LABELS)) if all(m in h for run in histories.values() for h in run)]
+def e2e_plots(test: str, histories: dict[str, list[dict]], judged: tuple[str, ...]) -> list[tuple[str, bytes]]:
+    """One figure for the runs of an e2e test: a panel per metric it judges (its registration's `plotted`),
+    one legend below the panels."""
+    metrics = [m for m in judged or tuple(LABELS) if all(m in h for run in histories.values() for h in run)]
     if not metrics:
         return []
     band = reference_band(test)

@@ -11,10 +11,11 @@ from pathlib import Path
 from autograder.paths import ROOT
 
 PACKAGE = ROOT / "autograder"
-LAB_PREFIXES = ("autograder.checks", "autograder.bank", "autograder.diagnosis", "autograder.e2e",
-                "autograder.baseline", "autograder.plots", "autograder.validity", "autograder.notebook_checks",
-                "autograder.commands.build_sft", "autograder.commands.calibrate", "autograder.commands.validate")
-REGISTRIES = {"autograder.checks", "autograder.e2e"}  # what the engine may import of the lab
+LAB_PREFIXES = ("autograder.lab12", "autograder.checks", "autograder.bank", "autograder.diagnosis",
+                "autograder.e2e_tests", "autograder.baseline", "autograder.plots", "autograder.validity",
+                "autograder.notebook_checks", "autograder.commands.build_sft", "autograder.commands.calibrate",
+                "autograder.commands.validate")
+REGISTRIES = {"autograder.checks"}  # the check registry (checks/__init__.py) is where the lab's checks register
 
 
 def module_name(path: Path) -> str:

@@ -21,11 +21,13 @@ def test_every_check_has_points_and_every_entry_a_check():
 
 def test_e2e_registry_is_grading_yaml():
     cfg = config.load()
-    assert set(cfg.e2e) == set(e2e.REGISTRY)
+    registry = e2e.load_all()
+    assert set(cfg.e2e) == set(registry)
     e2e.check_config(cfg)  # each test has exactly its declared keys
-    for name, test in e2e.REGISTRY.items():
+    for name, test in registry.items():
         assert test.thresholds <= set(test.settings), name
-        assert test.shares is None or test.shares in e2e.REGISTRY, name
+        assert test.shares is None or test.shares in registry, name
+        assert set(test.plotted) <= {"rm_score", "gold", "kl", "malformed", "accuracy"}, name
 
 
 def test_each_part_is_worth_20_points_and_covers_its_functions():
@@ -70,6 +72,7 @@ def test_bad_keys_are_refused_with_file_and_line(tmp_path, edit, message):
     bad = tmp_path / "grading.yaml"
     bad.write_text(edit(text))
     assert bad.read_text() != text
+    e2e.load_all()
     with pytest.raises(config.ConfigError, match=message):
         e2e.check_config(config.load(bad))
 

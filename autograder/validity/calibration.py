@@ -76,7 +76,9 @@ def seeded(spec: dict, index: int) -> dict:
 
 def tasks_for(tests: list[str], seeds: int, entry: str | None = None) -> list[Task]:
     """One task per seed and group of tests that share a memo; the longest groups first."""
-    from autograder.e2e import REGISTRY, RM_TEST
+    from autograder.baseline import RM_TEST
+    from autograder.e2e import load_all
+    REGISTRY = load_all()
     groups = [(REGISTRY[t].shares, t) for t in tests if REGISTRY[t].shares in tests]
     groups += [(t,) for t in tests if not any(t in g for g in groups)]
     groups.sort(key=lambda g: (len(g), g != (RM_TEST,)), reverse=True)
@@ -88,13 +90,17 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     import torch
 
     from autograder import bank, config, e2e as e2e_mod
+    from autograder.paths import use_world
     from autograder.reference import load_reference
     from autograder.validity.entries import contract_with
 
     torch.set_num_threads(1)
     cfg = dataclasses.replace(config.load(), e2e=e2e)
     reference = load_reference()
-    parts = e2e_mod.training.Parts.from_module(reference)
+    use_world()
+    import training
+    e2e_mod.load_all()
+    parts = training.Parts.from_module(reference)
     if task.entry is not None:
         entry = next(e for e in bank.load_all() if e.id == task.entry)
         parts = parts.replace(**contract_with(entry, reference))
