@@ -27,7 +27,7 @@ HIDDEN_NOTE = ("Only the visible tests ran here. The hidden tests (more inputs, 
 def main(argv: list[str]) -> int:
     submission = Path(argv[0]) if argv else HERE / "rlhf.py"
     try:
-        result = grade(submission)
+        result = grade(submission, mode="self_check")
     except GraderError as exc:
         print(f"self-check error: {exc}", file=sys.stderr)
         return 2

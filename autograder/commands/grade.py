@@ -40,16 +40,17 @@ def main(args: argparse.Namespace) -> int:
     from autograder.grade import GraderError, grade
     from autograder.report import summary_lines, write_reports
     try:
-        result = grade(args.path, only=only, cfg=cfg)
+        result = grade(args.path, only=only, cfg=cfg, secrets=[args.out])
     except GraderError as exc:
         fail(str(exc))
     try:
-        write_reports(result, args.out)
+        write_reports(result, args.out, with_leaderboard=cfg.leaderboard)
     except OSError as exc:
         fail(f"the reports could not be written to {args.out}: {exc}")
     if not args.quiet:
         print(f"{result.submission}")
         print("\n".join(summary_lines(result)))
         print(f"sandbox: {result.isolation}")
-        print(f"reports: {args.out / 'report.md'}  {args.out / 'report.html'}  {args.out / 'results.json'}")
+        print(f"reports: {args.out / 'report.html'}  {args.out / 'report.md'}  {args.out / 'results.json'}  "
+              f"(staff: {args.out / 'staff.md'})")
     return 0
