@@ -26,13 +26,11 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+from lab_helpers import collect_rankings
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-from lab_helpers import collect_rankings
 from tinylm import load_sft
-from training import (Parts, PPOConfig, evaluate_policy, pairwise_accuracy, probe_inputs, train_ppo,
-                      train_reward_model)
+from training import Parts, PPOConfig, evaluate_policy, pairwise_accuracy, probe_inputs, train_ppo, train_reward_model
 
 HERE = Path(__file__).resolve().parent
 RUNS = {  # name -> PPO settings on top of PPOConfig's defaults

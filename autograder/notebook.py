@@ -2,13 +2,15 @@
 
     source = notebook_to_source(Path("rlhf.ipynb"))       # str: a module with the notebook's definitions
     path = notebook_to_module_file(Path("rlhf.ipynb"))    # that source written to a temporary rlhf.py
-    submission_name(path)                                 # "rlhf.ipynb": the name to show, not the temporary path
+    source = cells_to_source(["import torch", "def f(): ..."], "a kernel's history")   # the same, from cells
 
 From every code cell, in order, it keeps the top-level statements that define things: imports,
 function and class definitions, and assignments without calls (constants, aliases). Anything that
 runs code at import time is dropped: calls such as `test_gae()` or `print(...)`, loops, and IPython's
-magics (`%matplotlib`, `%%time` cells) and shell lines (`!pip install ...`). A cell that is not valid
-Python is kept as it is, so the grader reports its syntax error instead of a missing function.
+magics (`%matplotlib`, `%%time` cells) and shell lines (`!pip install ...`), and imports of the grading
+engine (`autograder`, which the nbgrader edition's test cells use; the sandboxed child has none). A cell
+that is not valid Python is kept as it is, so the grader reports its syntax error instead of a missing
+function.
 The same functions as in a .py therefore get the same scores.
 """
 
@@ -20,8 +22,6 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-
-GENERATED: dict[Path, Path] = {}  # temporary rlhf.py -> the notebook it was made from
 
 KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -48,19 +48,28 @@ def strip_ipython(cell: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
 
 
-def definitions(cell: str) -> str:
-    """The top-level definitions of one cell (see the module docstring); the cell itself if it does not parse."""
+def definitions(cell: str, keep_invalid: bool = True) -> str:
+    """The top-level definitions of one cell (see the module docstring); if it does not parse, the cell
+    itself (`keep_invalid`) or nothing."""
     try:
         tree = ast.parse(cell)
     except SyntaxError:
-        return cell
+        return cell if keep_invalid else ""
     lines = cell.splitlines()
     kept = []
     for node in tree.body:
+        if _imports_engine(node):
+            continue
         if isinstance(node, KEEP) or (isinstance(node, (ast.Assign, ast.AnnAssign)) and not _has_call(node)):
             first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             kept.append("\n".join(lines[first - 1:node.end_lineno]))
     return "\n\n".join(kept)
+
+
+def _imports_engine(node: ast.AST) -> bool:
+    names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+        [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+    return any(name == "autograder" or name.startswith("autograder.") for name in names)
 
 
 def _has_call(node: ast.AST) -> bool:
@@ -75,9 +84,14 @@ def notebook_to_source(path: Path) -> str:
         raise NotebookError(f"{path} is not a readable notebook ({exc})") from None
     if not isinstance(notebook, dict):
         raise NotebookError(f"{path} is not a Jupyter notebook")
+    return cells_to_source(code_cells(notebook), Path(path).name)
+
+
+def cells_to_source(cells: list[str], name: str, keep_invalid: bool = True) -> str:
+    """The module source of code cells (in order): their definitions, `from __future__` imports first."""
     future, blocks = [], []
-    for number, cell in enumerate(code_cells(notebook), start=1):
-        body = definitions(strip_ipython(cell))
+    for number, cell in enumerate(cells, start=1):
+        body = definitions(strip_ipython(cell), keep_invalid)
         rest = []
         for line in body.splitlines():
             if line.startswith("from __future__ import"):
@@ -87,7 +101,7 @@ def notebook_to_source(path: Path) -> str:
                 rest.append(line)
         if "".join(rest).strip():
             blocks.append(f"# --- notebook code cell {number}\n" + "\n".join(rest).strip("\n"))
-    header = [f'"""Definitions taken from {Path(path).name} by autograder.notebook."""', *future]
+    header = [f'"""Definitions taken from {name} by autograder.notebook."""', *future]
     return "\n".join(header) + "\n\n" + "\n\n\n".join(blocks) + "\n"
 
 
@@ -97,10 +111,4 @@ def notebook_to_module_file(path: Path) -> Path:
     atexit.register(shutil.rmtree, folder, True)
     module = folder / "rlhf.py"
     module.write_text(notebook_to_source(path), encoding="utf-8")
-    GENERATED[module] = Path(path)
     return module
-
-
-def submission_name(path: Path) -> str:
-    """How to name a submission to people: the notebook for a generated rlhf.py, else the path as given."""
-    return str(GENERATED.get(Path(path), path))

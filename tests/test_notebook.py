@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from autograder import config
-from autograder.grade import GraderError, find_submission, grade
+from autograder.discovery import SubmissionNotFound, find_submission
+from autograder.grade import grade
 from autograder.notebook import definitions, notebook_to_source, strip_ipython
 from autograder.paths import REFERENCE, STARTER
 from autograder.release.lab import read_lab
@@ -65,14 +66,15 @@ def test_future_imports_come_first(tmp_path):
 def test_not_a_notebook_is_a_grader_error(tmp_path):
     bad = tmp_path / "rlhf.ipynb"
     bad.write_text("{not json")
-    with pytest.raises(GraderError, match="not a readable notebook"):
+    with pytest.raises(SubmissionNotFound, match="not a readable notebook"):
         find_submission(bad)
 
 
 def test_a_folder_holding_only_a_notebook_is_found(tmp_path):
-    notebook_of(REFERENCE.read_text(), tmp_path / "lab.ipynb")
-    module = find_submission(tmp_path)
-    assert module.name == "rlhf.py" and "def compute_gae" in module.read_text()
+    notebook = notebook_of(REFERENCE.read_text(), tmp_path / "lab.ipynb")
+    found = find_submission(tmp_path)
+    assert found.path.name == "rlhf.py" and "def compute_gae" in found.path.read_text()
+    assert found.name == str(notebook), "reports name the notebook, not the temporary rlhf.py"
 
 
 def scores(result) -> dict[str, float]:
@@ -95,14 +97,6 @@ def test_a_notebook_grades_exactly_like_the_py(module, tmp_path):
     assert messages(from_notebook) == messages(from_py)
 
 
-def test_a_notebook_is_named_by_its_own_path_not_the_temporary_module(tmp_path):
-    from autograder.notebook import notebook_to_module_file, submission_name
-    notebook = notebook_of(REFERENCE.read_text(), tmp_path / "alice.ipynb")
-    module = notebook_to_module_file(notebook)
-    assert submission_name(module) == str(notebook)
-    assert submission_name(tmp_path / "rlhf.py") == str(tmp_path / "rlhf.py")
-
-
 @pytest.mark.slow
 def test_run_experiments_trains_with_a_notebook(tmp_path):
     """The nbgrader edition has only the notebook: run_experiments.py takes its functions as the grader does."""
@@ -117,3 +111,18 @@ def test_run_experiments_trains_with_a_notebook(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "held-out pairwise accuracy" in done.stdout and (tmp_path / "plots" / "gold.png").is_file()
     assert "2/2" in done.stderr, "the progress bar counts the PPO iterations"
+
+
+def test_imports_of_the_grading_engine_are_dropped():
+    """The nbgrader edition's test cells import the engine; the sandboxed child has none."""
+    kept = definitions("import torch\nfrom autograder.notebook_checks import visible_test\nimport autograder\n"
+                       "from autograderx import y\ndef f(): pass")
+    assert "import torch" in kept and "def f()" in kept and "from autograderx import y" in kept
+    assert "visible_test" not in kept and "import autograder\n" not in kept + "\n"
+
+
+def test_kernel_source_skips_cells_that_do_not_parse():
+    from autograder.notebook_checks import kernel_source
+    source = kernel_source(["def f(:\n", "def f():\n    return 1", "visible_test('gae.known_values')"])
+    compile(source, "rlhf.py", "exec")
+    assert "return 1" in source and "visible_test" not in source

@@ -105,7 +105,7 @@ def test_handout_teaches_every_function_and_its_points(built, raw):
     for part in raw["parts"]:
         points = sum(spec["points"] for t, spec in raw["tests"].items() if t.startswith(part + "."))
         assert f"`{part}`: " in readme and f"({points:g} points" in readme
-    for name, spec in raw["e2e"].items():
+    for name in raw["e2e"]:
         assert f"| `{name}` |" in readme
     for command in ("python -m pytest tests", "python self_check.py", "python run_experiments.py"):
         assert command in readme
@@ -165,19 +165,27 @@ def test_gradescope_zip_has_the_scripts_and_the_whole_grader(built):
 # ------------------------------------------------------------------ the nbgrader source notebook
 def test_nbgrader_source_notebook_cells(built, raw):
     course = built["nbgrader_course"]
-    assert (course / "nbgrader_config.py").is_file()
+    assert (course / "nbgrader_config.py").is_file() and (course / "grader_feedback.py").is_file()
     notebook = json.loads((course / "source" / "lab12" / "rlhf.ipynb").read_text())
     cells = [(c["cell_type"], c["metadata"]["nbgrader"], "".join(c["source"])) for c in notebook["cells"]]
     solutions = {meta["grade_id"]: src for _, meta, src in cells if meta["solution"]}
     assert set(solutions) == set(CONTRACT)
     assert all("### BEGIN SOLUTION" in s and "### END SOLUTION" in s for s in solutions.values())
-    graded = {meta["grade_id"]: meta["points"] for _, meta, _ in cells if meta["grade"]}
-    visible = {t.replace(".", "_"): spec["points"] for t, spec in visible_tests(raw).items()}
-    assert graded == visible
+    graded = {meta["grade_id"]: (meta["points"], src) for _, meta, src in cells if meta["grade"]}
+    public = visible_tests(raw)
+    assert {k: v[0] for k, v in graded.items()} == {t.replace(".", "_"): s["points"] for t, s in public.items()}
+    for test_id in public:  # each runs the grader's check of that id, not a copy of it
+        assert graded[test_id.replace(".", "_")][1].endswith(f"visible_test({test_id!r})\n")
     given = [meta for kind, meta, _ in cells if not meta["solution"]]
     assert all(meta["locked"] for meta in given), "given and test cells are read-only"
-    for name in ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt"):
-        assert (course / "source" / "lab12" / name).is_file()
+
+
+def test_the_nbgrader_folder_is_the_student_bundle_with_the_notebook_for_rlhf_py(built):
+    source = built["nbgrader_course"] / "source" / "lab12"
+    shipped = {p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file()}
+    student = {n for n in student_files(built) if n.split("/")[0] not in ("rlhf.py", "README.md", "tests")}
+    assert shipped == student | {"rlhf.ipynb"}
+    assert "autograder/notebook_checks.py" in shipped and "self_check.py" in shipped
 
 
 def test_the_notebook_is_made_from_the_reference_not_a_copy(built):

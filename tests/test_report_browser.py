@@ -19,7 +19,7 @@ import pytest
 
 from autograder.outcome import Finding, GradeResult
 from autograder.outcome import TestResult as Result  # not collected by pytest
-from autograder.plots import e2e_plots
+from autograder.plots import LABELS, e2e_plots
 from autograder.report import write_reports
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,8 @@ PROBE = """<script>
 window.addEventListener("load", () => {
   document.querySelectorAll("details").forEach(d => { d.open = true; });
   const root = document.documentElement;
-  const wide = [...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > root.clientWidth + 1)
+  const wide = [...document.querySelectorAll("body *")]
+    .filter(e => e.getBoundingClientRect().right > root.clientWidth + 1)
     .map(e => e.tagName + ": " + e.textContent.slice(0, 60));
   const images = [...document.images].map(i => ({alt: i.alt, loaded: i.complete && i.naturalWidth > 0,
                                                  width: i.getBoundingClientRect().width}));
@@ -87,11 +88,11 @@ def student_result() -> GradeResult:
                    "visible", "after_due_date",
                    Finding("PPO-ptx should keep more arithmetic accuracy than the same run without ptx",
                            details="accuracy with ptx 0.512, without 0.530 (gain -0.018, needs >= 0.05)",
-                           plots=e2e_plots("ptx", {"ptx": history(1.0), "no ptx": history(0.8)}))),
+                           plots=e2e_plots("ptx", {"ptx": history(1.0), "no ptx": history(0.8)}, ("accuracy",)))),
         Result("e2e.blind_spot", "PPO without a KL penalty exploits the blind spot", ["e2e", "gae"], 5, 5,
                    "visible", "after_due_date",
                    Finding(details="SFT -> after PPO without KL penalty: rm_score 0.1 -> 2.0",
-                           plots=e2e_plots("blind_spot", {"run": history(2.0)}))),
+                           plots=e2e_plots("blind_spot", {"run": history(2.0)}, ("rm_score", "gold", "malformed")))),
     ]
     return GradeResult("rlhf.py", tests, partial=False, execution_time=12.0,
                        output="step " + "=" * 300 + "\n", isolation="bubblewrap (secret detail)")
@@ -114,10 +115,14 @@ def test_student_report_with_a_failure_fits_the_window_and_shows_every_plot(chro
 
 
 def test_every_e2e_plot_shows_the_metric_its_test_judges():
-    titles = {test: e2e_plots(test, {"run": history(1.0)})[0][0] for test in ("kl_penalty", "blind_spot", "ptx")}
-    assert "accuracy" in titles["ptx"]
-    assert "gold" in titles["kl_penalty"] and "malformed" in titles["kl_penalty"]
-    assert "RM score" in titles["blind_spot"] and "gold" in titles["blind_spot"]
+    """Each registered e2e test plots the per-iteration metrics its criteria judge (ptx: accuracy)."""
+    import autograder.e2e_tests  # noqa: F401 - registers the lab's e2e tests
+    from autograder.e2e import REGISTRY
+    judged = {"kl_penalty": {"gold", "malformed"}, "blind_spot": {"rm_score", "gold", "malformed"}, "ptx": {"accuracy"}}
+    for name, metrics in judged.items():
+        assert set(REGISTRY[name].plotted) == metrics, name
+        (title, png), = e2e_plots(name, {"run": history(1.0)}, REGISTRY[name].plotted)
+        assert png.startswith(b"\x89PNG") and all(LABELS[m] in title for m in metrics), title
 
 
 @pytest.mark.skipif(not (Path(__file__).parents[1] / "autograder" / "templates" / "class_report.html.j2").exists(),

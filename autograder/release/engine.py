@@ -46,7 +46,8 @@ def _is_excluded(module: str, exclude: list[str]) -> bool:
 
 
 def engine_modules(root: Path, entry: list[str], exclude: list[str]) -> list[str]:
-    """Every module reachable from `entry` by imports, minus the excluded ones (a package entry brings all its modules)."""
+    """Every module reachable from `entry` by imports, minus the excluded ones (a package entry brings all
+    its modules)."""
     todo, seen = list(entry), set()
     while todo:
         module = todo.pop()

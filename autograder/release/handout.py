@@ -26,8 +26,18 @@ def part_points(raw: dict, part: str) -> dict[str, float]:
     return {"visible": visible, "hidden": unit - visible, "unit": unit}
 
 
+def file_rows(tree: Tree, described: dict[str, str]) -> list[tuple[str, str]]:
+    """(top-level name, what it is) for every top-level file and folder of `tree` (folders end in "/")."""
+    names = sorted({path.split("/")[0] + ("/" if "/" in path else "") for path in tree.files})
+    missing = [name for name in names if name not in described]
+    if missing:
+        raise ValueError(f"release/recipes.yaml: `files` does not describe {', '.join(missing)}")
+    order = list(described)
+    return [(name, described[name]) for name in sorted(names, key=order.index)]
+
+
 def handout_context(lab: Lab, raw: dict, descriptions: dict[str, str], torch: str,
-                    has_experiments: bool, folder: str) -> dict:
+                    has_experiments: bool, folder: str, files: list[tuple[str, str]]) -> dict:
     points = {part.name: part_points(raw, part.name) for part in lab.parts}
     missing = sorted(set(raw["e2e"]) - set(descriptions))
     if missing:
@@ -36,7 +46,8 @@ def handout_context(lab: Lab, raw: dict, descriptions: dict[str, str], torch: st
             "description": descriptions[name]} for name, spec in raw["e2e"].items()]
     unit_total = sum(p["unit"] for p in points.values())
     return {
-        "assignment": raw["assignment"], "folder": folder, "lab": lab, "points": points, "e2e": e2e, "torch": torch,
+        "assignment": raw["assignment"], "folder": folder, "files": files, "lab": lab, "points": points,
+        "e2e": e2e, "torch": torch,
         "n_functions": sum(len(part.functions) for part in lab.parts), "has_experiments": has_experiments,
         "visible_points": sum(p["visible"] for p in points.values()),
         "total_points": unit_total + sum(t["points"] for t in e2e),

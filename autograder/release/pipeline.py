@@ -20,12 +20,12 @@ from autograder.release import guard
 from autograder.release.collect import collect_files
 from autograder.release.deterministic_zip import zip_bytes
 from autograder.release.engine import add_engine
-from autograder.release.handout import add_handout, environment, handout_context
+from autograder.release.handout import add_handout, environment, file_rows, handout_context
 from autograder.release.lab import Lab, read_lab
 from autograder.release.output import write_release
 from autograder.release.public_config import add_public_config, secrets
 from autograder.release.scripts import add_scripts
-from autograder.release.source_notebook import add_source_notebook, source_notebook
+from autograder.release.source_notebook import add_source_notebook, check_titles, source_notebook
 from autograder.release.starter import add_starter
 from autograder.release.tree import Tree
 from autograder.starter import strip_solutions
@@ -60,6 +60,12 @@ class Sources:
     def templates(self) -> Path:
         return self.root / "release" / "templates"
 
+    def context(self, tree: Tree, folder: str) -> dict:
+        """What the handout and the notebook's introduction show about a release holding `tree`."""
+        return handout_context(self.lab, self.raw, self.recipes["e2e_descriptions"], self.torch,
+                               has_experiments="run_experiments.py" in tree.files, folder=folder,
+                               files=file_rows(tree, self.recipes["files"]))
+
     def forbidden(self) -> dict[str, list[str]]:
         """What no student-facing file may contain (see guard.py)."""
         checks = self.root / "autograder" / "checks"
@@ -79,8 +85,7 @@ def student_tree(src: Sources) -> Tree:
     collect_files(tree, src.root, recipe["copy"], optional=recipe.get("optional", []))
     add_engine(tree, src.root, **recipe["engine"])
     add_public_config(tree, src.raw, recipe["public_config"])
-    context = handout_context(src.lab, src.raw, src.recipes["e2e_descriptions"], src.torch,
-                              has_experiments="run_experiments.py" in tree.files, folder=recipe["folder"])
+    context = src.context(tree, folder=recipe["folder"])
     add_handout(tree, src.templates, recipe["handout"]["template"], recipe["handout"]["to"], context)
     check_student_files(src, tree.files)
     return tree
@@ -102,17 +107,24 @@ def gradescope_tree(src: Sources) -> Tree:
     return tree
 
 
-def nbgrader_tree(src: Sources) -> Tree:
+def nbgrader_tree(src: Sources, student: Tree) -> Tree:
+    """The course folder: source/<assignment>/ holds the student bundle's files minus those the notebook
+    replaces (so the same engine runs its test cells, self_check.py and run_experiments.py), and the notebook."""
     recipe = src.recipes["nbgrader"]
     name = recipe["assignment"]
-    tree, files = Tree(), Tree()
-    collect_files(files, src.root, recipe["copy"], optional=recipe.get("optional", []))
-    for path, data in files.files.items():
-        tree.add(f"source/{name}/{path}", data)
-    add_source_notebook(tree, f"source/{name}/{recipe['notebook']}",
-                        source_notebook(src.lab, src.raw, src.root / recipe["tests"]))
-    config = environment(src.templates).get_template(recipe["config"]).render(assignment=name, course=name)
-    tree.add("nbgrader_config.py", config)
+    given = Tree()
+    for path, data in student.files.items():
+        if path.split("/")[0] not in recipe["without"]:
+            given.add(path, data, executable=path in student.executable)
+    env = environment(src.templates)
+    intro = env.get_template(recipe["intro"]).render(**src.context(given, folder=name), notebook=recipe["notebook"])
+    tree = Tree()
+    for path, data in given.files.items():
+        tree.add(f"source/{name}/{path}", data, executable=path in given.executable)
+    titles = check_titles(src.root / "autograder" / "checks" / "public")
+    add_source_notebook(tree, f"source/{name}/{recipe['notebook']}", source_notebook(src.lab, src.raw, titles, intro))
+    tree.add("nbgrader_config.py", env.get_template(recipe["config"]).render(assignment=name, course=name))
+    tree.add(recipe["feedback"], (src.root / "release" / recipe["feedback"]).read_bytes())
     return tree
 
 
@@ -121,9 +133,10 @@ def build_release(out: Path, root: Path = ROOT, force: bool = False) -> dict[str
     returns the path of each zip (and DIR/nbgrader/, the course)."""
     src = Sources.load(root)
     files = Tree()
-    files.add("student.zip", zip_bytes(student_tree(src), prefix=src.recipes["student"]["folder"]))
+    student = student_tree(src)
+    files.add("student.zip", zip_bytes(student, prefix=src.recipes["student"]["folder"]))
     files.add("autograder.zip", zip_bytes(gradescope_tree(src)))
-    course = nbgrader_tree(src)
+    course = nbgrader_tree(src, student)
     files.add("nbgrader.zip", zip_bytes(course, prefix="nbgrader"))
     for path, data in course.files.items():
         files.add(f"nbgrader/{path}", data, executable=path in course.executable)

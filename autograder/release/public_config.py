@@ -14,7 +14,8 @@ from autograder.release.tree import Tree
 
 HEADER = ("# The public part of the course's grading.yaml: the visible tests the self-check runs, and its\n"
           "# limits. The hidden and end-to-end tests are graded at submission; their settings are not here.\n")
-KEPT = ("assignment", "submission", "parts", "default_visibility", "default_inputs_visibility", "hypothesis")
+KEPT = ("assignment", "submission", "parts", "default_visibility", "default_inputs_visibility", "hypothesis",
+        "calibration", "batch")  # the config requires them; they hold no test material
 
 
 def visible_tests(raw: dict) -> dict[str, dict]:

@@ -1,27 +1,28 @@
-"""Step: the nbgrader source notebook, generated from the reference and the public tests (no second copy).
+"""Step: the nbgrader source notebook, generated from the reference and grading.yaml (no second copy).
 
 Cells, in order (nbgrader metadata, schema 3):
-    the lab's docstring                          markdown, read-only
-    the reference's imports                      code, read-only (given)
-    per part: a heading                          markdown, read-only
+    the lab's introduction and what the folder holds      markdown, read-only (release/templates/notebook_intro.md.j2)
+    the reference's imports, and the engine's visible_test code, read-only (given)
+    per part: a heading                                   markdown, read-only
               each function, `### BEGIN SOLUTION` markers and all
-                                                 code, solution cell (nbgrader replaces the marked body)
-              each visible test of the part      code, autograded test cell, points from grading.yaml
-The test cell of `part.name` is `tests/test_<part>.py::test_<name>` with its imports, then a call.
+                                                          code, solution cell (nbgrader replaces the marked body)
+              each public test of the part                code, autograded test cell: `visible_test("<id>")` runs
+                                                          the grader's check of that id (autograder/notebook_checks.py),
+                                                          worth its points in grading.yaml
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import textwrap
 from pathlib import Path
 
 from autograder.release.lab import Lab
 from autograder.release.public_config import visible_tests
 from autograder.release.tree import Tree
 
-NOTEBOOK_NOTE = ("**In this notebook**, write each function in its cell. The read-only cells after each part "
-                 "are its visible graded tests: run them to check your work. More tests run at grading.")
+ENGINE_IMPORT = "from autograder.notebook_checks import visible_test  # the grader's public tests (test cells)"
 KERNEL = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
           "language_info": {"name": "python"}}
 
@@ -32,38 +33,43 @@ def _cell(kind: str, source: str, grade_id: str, *, solution: bool = False, grad
             "solution": solution, "task": False}
     if grade:
         meta["points"] = points
-    cell = {"cell_type": kind, "id": grade_id, "metadata": {"nbgrader": meta}, "source": source.splitlines(keepends=True)}
+    cell = {"cell_type": kind, "id": grade_id, "metadata": {"nbgrader": meta},
+            "source": source.splitlines(keepends=True)}
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     return cell
 
 
-def test_cell_source(tests: Path, test_id: str) -> str:
-    """`test_<name>` of `tests/test_<part>.py` with the module's imports (but not `from rlhf import`), then a call."""
-    part, name = test_id.split(".", 1)
-    path = tests / f"test_{part}.py"
-    source = path.read_text()
-    tree = ast.parse(source)
-    imports = [ast.get_source_segment(source, node) for node in tree.body
-               if isinstance(node, (ast.Import, ast.ImportFrom)) and getattr(node, "module", None) != "rlhf"]
-    function = next((node for node in tree.body if isinstance(node, ast.FunctionDef)
-                     and node.name == f"test_{name}"), None)
-    if function is None:
-        raise ValueError(f"visible test {test_id} has no public test test_{name} in {path}")
-    return "\n".join(imports) + "\n\n\n" + ast.get_source_segment(source, function) + f"\n\n\ntest_{name}()\n"
+def check_titles(public_checks: Path) -> dict[str, str]:
+    """{check id: title} of the `@check("id", "title", ...)` decorators under checks/public/ (read with ast)."""
+    titles = {}
+    for path in sorted(public_checks.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check" and len(node.args) >= 2 \
+                    and all(isinstance(a, ast.Constant) for a in node.args[:2]):
+                titles[node.args[0].value] = node.args[1].value
+    return titles
 
 
-def source_notebook(lab: Lab, raw: dict, tests: Path) -> dict:
+def test_cell_source(test_id: str, title: str, points: float) -> str:
+    comment = textwrap.wrap(f"The grader's public test {test_id} ({points:g} points): {title}", 88)
+    return "".join(f"# {line}\n" for line in comment) + f"visible_test({test_id!r})\n"
+
+
+def source_notebook(lab: Lab, raw: dict, titles: dict[str, str], intro: str) -> dict:
     visible = visible_tests(raw)
-    cells = [_cell("markdown", f"# {raw['assignment']}\n\n{lab.docstring}\n\n{NOTEBOOK_NOTE}", "intro", locked=True),
-             _cell("code", lab.preamble, "imports", locked=True)]
+    missing = sorted(set(visible) - set(titles))
+    if missing:
+        raise ValueError(f"public tests without a check under autograder/checks/public/: {', '.join(missing)}")
+    cells = [_cell("markdown", intro, "intro", locked=True),
+             _cell("code", f"{lab.preamble}\n\n{ENGINE_IMPORT}", "imports", locked=True)]
     for part in lab.parts:
         cells.append(_cell("markdown", f"## Part `{part.name}`: {part.title}", f"part_{part.name}", locked=True))
         cells += [_cell("code", fn.source, fn.name, solution=True) for fn in part.functions]
         for test_id, spec in visible.items():
             if test_id.split(".")[0] == part.name:
-                cells.append(_cell("code", test_cell_source(tests, test_id), test_id.replace(".", "_"),
-                                   grade=True, locked=True, points=spec["points"]))
+                cells.append(_cell("code", test_cell_source(test_id, titles[test_id], spec["points"]),
+                                   test_id.replace(".", "_"), grade=True, locked=True, points=spec["points"]))
     return {"cells": cells, "metadata": KERNEL, "nbformat": 4, "nbformat_minor": 5}
 
 
