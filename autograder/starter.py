@@ -13,7 +13,6 @@ block with a TODO and `raise NotImplementedError(...)` naming the function.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 _DEF = re.compile(r"^\s*def (\w+)\(")
@@ -45,7 +44,3 @@ def strip_solutions(source: str) -> str:
     if inside:
         raise ValueError(f"{BEGIN} is never closed")
     return "".join(out)
-
-
-def generate(reference: Path, starter: Path) -> None:
-    starter.write_text(strip_solutions(reference.read_text()))
