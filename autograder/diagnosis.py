@@ -1,19 +1,24 @@
-"""Name a known mistake from a failed check's answer: run the bank's mistakes on the same input.
+"""Name a known mistake from a failed check's answer, only when it is certainly that mistake.
 
-    diagnose("gae", failure, reference)
-    -> "your advantages look like the recursion ran forwards in time (looks like: forward_recursion)"
+    diagnose("gae", failure, reference, ask)
+    -> "the recursion must run backwards in time ... (looks like: forward_recursion)"
 
-Each mistake of the failing function (autograder/bank) runs here in the judge (the bank is trusted
-code, like the reference) on the failing call's arguments. The ones whose output equals the
-submission's answer (same structure and shapes; at float32's tolerance; only where mask == 1 when
-the function takes a mask) name the diagnosis: the first one's hint, and every matching name (an
-input may not tell two mistakes apart: "(looks like: no_mask or mask_off_by_one)"). A mistake that
-gives the reference's own answer on that input tells nothing (e.g. a detached input: only gradients
-differ) and is skipped, as is an entry that raises. Never raises: no diagnosis is "".
+The candidates are the bank's mistakes of the part (autograder/bank), each seen through the failing
+function: the entry itself, or the reference's function calling it (a mistaken bradley_terry_loss
+inside ranking_loss). They run here in the judge (the bank is trusted code, like the reference).
+A candidate is a *match* when it reproduces the submission's answer on the failing (shrunk) input
+and differs from the reference's there. A shrunk input is often so degenerate that unrelated
+mistakes agree on it, so a match is named only when it also reproduces the submission's answers on
+fresh valid inputs (FRESH of them, recorded from the function's differential check run on the
+reference) and no other match does: those inputs separate it from every other bank mistake that
+agreed on the shrunk input. Otherwise there is no hint, only expected vs got. Answers are compared
+with the same structure and shapes, at float32's tolerance, only where mask == 1 when the function
+takes a mask. Never raises: no diagnosis is "".
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from types import ModuleType
 from typing import Any, Callable
@@ -22,23 +27,21 @@ import torch
 
 from autograder import bank
 from autograder.checks import CheckFailed
-from autograder.validity.entries import entry_function
+from autograder.validity.entries import contract_with
 
 # Answers are compared at float32's tolerance whatever their dtype: a mistake's formula is
 # recognised, not graded (grading.yaml's hypothesis tolerances decide the grade).
 RTOL, ATOL = 1e-4, 1e-5
-CONFIRMATIONS = 2  # random variations of the failing input a named mistake must also reproduce
+FRESH = 12  # fresh valid inputs a named mistake must also reproduce
 
 Ask = Callable[[tuple, dict], Any]  # (args, kwargs) -> the submission's answer, or None
 
 
 def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask: Ask | None = None) -> str:
-    """One line naming the first bank mistake of `failure.function` that reproduces the answer, or "".
+    """The hint of the one bank mistake that certainly explains `failure`'s answer, with its name, or "".
 
     `ask(args, kwargs)` returns the submission's answer to another call of the same function (None if
-    it fails). With it, a mistake is named only if it also reproduces the submission's answers on
-    CONFIRMATIONS random variations of the failing input: a shrunk input is often so degenerate that
-    an unrelated mistake gives the same numbers on it, and a wrong hint misleads more than none.
+    it fails); without it nothing can be confirmed and there is no hint.
     """
     try:
         return _diagnose(part, failure, reference, ask)
@@ -47,33 +50,49 @@ def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask:
 
 
 def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask: Ask | None) -> str:
-    if reference is None or not failure.function or failure.answer is None:
+    if reference is None or ask is None or not failure.function or failure.answer is None:
         return ""
     correct = getattr(reference, failure.function, None)
     if correct is None:
         return ""
     mask = _mask(correct, failure.args, failure.kwargs)
-    expected = _run(correct, failure)
+    expected = _call(correct, failure.args, failure.kwargs)
     matches = []
-    for entry in bank.mistakes_of(failure.function):
-        if entry.part != part:
-            continue
-        got = _run(entry_function(entry, reference), failure)
+    for entry in bank.mistakes_of_part(part):
+        seen = contract_with(entry, reference)[failure.function]
+        got = _call(seen, failure.args, failure.kwargs)
         if got is None or (expected is not None and same(got, expected, mask)):
             continue  # the mistake raised, or cannot be told apart by value on this input
         if same(got, failure.answer, mask):
-            matches.append(entry)
-    if ask is not None and matches:
-        variations = [_vary(correct, failure, seed) for seed in range(CONFIRMATIONS)]
-        answers = [ask(args, kwargs) for args, kwargs in variations]
-        matches = [e for e in matches if all(
-            answer is not None and same(_call(entry_function(e, reference), args, kwargs), answer,
-                                        _mask(correct, args, kwargs))
-            for (args, kwargs), answer in zip(variations, answers))]
+            matches.append((entry, seen))
     if not matches:
         return ""
-    others = "".join(f" or {e.name}" for e in matches[1:])  # the input cannot tell these apart
-    return f"{matches[0].hint} (looks like: {matches[0].name}{others})"
+    fresh = fresh_calls(failure.function)
+    answers = [ask(args, kwargs) for args, kwargs in fresh]
+    survivors = [entry for entry, seen in matches if all(
+        answer is not None and same(_call(seen, args, kwargs), answer, _mask(correct, args, kwargs))
+        for (args, kwargs), answer in zip(fresh, answers))]
+    if len(survivors) != 1:  # none reproduces the answers, or the fresh inputs cannot tell them apart
+        return ""
+    return f"{survivors[0].hint} (looks like: {survivors[0].name})"
+
+
+@functools.lru_cache(maxsize=None)
+def fresh_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
+    """FRESH valid inputs of `function`, spread over the ones its differential check draws (recorded by
+    running that check on the reference in-process; deterministic)."""
+    from autograder import checks
+    from autograder.checks import tools
+    from autograder.checks.hidden.domains import DIFFERENTIAL
+    from autograder.reference import load_reference
+    from autograder.validity.local import local_context
+
+    reference = load_reference()
+    with tools.recording() as calls:
+        checks.load_all()[DIFFERENTIAL[function]].run(local_context(reference, reference))
+    mine = [(args, dict(kwargs)) for fn, args, kwargs in calls if fn == function]
+    step = max(1, len(mine) // FRESH)
+    return tuple(mine[::step][:FRESH])
 
 
 def named(diagnosis: str) -> list[str]:
@@ -83,11 +102,6 @@ def named(diagnosis: str) -> list[str]:
     return diagnosis.rsplit("(looks like: ", 1)[1].rstrip(")").split(" or ")
 
 
-def _run(fn, failure: CheckFailed):
-    """fn on copies of the failing call's arguments (no grad), or None when it raises."""
-    return _call(fn, failure.args, failure.kwargs)
-
-
 def _call(fn, args: tuple, kwargs: dict):
     args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
     try:
@@ -95,19 +109,6 @@ def _call(fn, args: tuple, kwargs: dict):
             return fn(*args, **dict(kwargs))
     except Exception:
         return None
-
-
-def _vary(fn, failure: CheckFailed, seed: int) -> tuple[tuple, dict]:
-    """The failing call with every float tensor but the mask redrawn (same shapes; fixed seed)."""
-    generator = torch.Generator().manual_seed(seed)
-    mask = _mask(fn, failure.args, failure.kwargs)
-
-    def redraw(x):
-        if isinstance(x, torch.Tensor) and x.is_floating_point() and x is not mask:
-            return torch.randn(x.shape, generator=generator, dtype=torch.float64).to(x.dtype)
-        return x
-
-    return tuple(redraw(a) for a in failure.args), {k: redraw(v) for k, v in failure.kwargs.items()}
 
 
 def _mask(fn, args: tuple, kwargs: dict) -> torch.Tensor | None:

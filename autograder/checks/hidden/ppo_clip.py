@@ -17,15 +17,14 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
-from autograder.checks.hidden.strategies import LOGPROB_MIN, bounded, floats, ragged_ranges
+from autograder.checks.hidden.strategies import LOG_RATIOS, bounded, floats, logprob_pair, ragged_ranges
 from autograder.checks.public.ppo_clip import POLICY_NAMES, VALUE_NAMES, expect_grad, grad_of
 from autograder.checks.tools import Answer, call, fmt, for_all, tolerances
 
 MARGIN = 1e-3
 EPS = st.sampled_from((0.2, 0.1, 0.3, 0.05, 0.5, 0.9))  # clip_eps; shrinks towards the default 0.2
-NEAR_AND_FAR = st.one_of(floats(-0.75, 0.75, width=32), bounded(LOGPROB_MIN, -LOGPROB_MIN))  # log-ratios
-# (where in [LOGPROB_MIN, 0] the pair of log-probs sits, logp - old_logp, advantages) and clip_eps
-POLICY_CASES = st.tuples(ragged_ranges(((0.0, 1.0), NEAR_AND_FAR, (-10.0, 10.0)), garbage=(1.0, 40.0, 1e3)), EPS)
+# (where in [-40, 0] the pair of log-probs sits, logp - old_logp, advantages) and clip_eps
+POLICY_CASES = st.tuples(ragged_ranges(((0.0, 1.0), LOG_RATIOS, (-10.0, 10.0)), garbage=(1.0, 40.0, 1e3)), EPS)
 # (where the log-prob sits, advantages): logp = old_logp (ratio 1) on every generated token
 RATIO_ONE_CASES = ragged_ranges(((0.0, 1.0), (-10.0, 10.0)), garbage=(1.0, 1e3))
 # (old_values, values - old_values, returns) and clip_eps
@@ -33,20 +32,11 @@ VALUE_CASES = st.tuples(ragged_ranges(((-10.0, 10.0), st.one_of(floats(-0.75, 0.
                                        (-10.0, 10.0)), garbage=(1e3, 0.0, 1e3)), EPS)
 
 
-def _logprob_pair(where: torch.Tensor, log_ratio: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(logp, old_logp), both in [LOGPROB_MIN, 0], with logp - old_logp = log_ratio (|log_ratio| <= 40):
-    the higher of the two sits at |where| (in [0, 1]) of the way down the room left."""
-    lr = log_ratio.double()
-    top = -where.double().abs().clamp(max=1) * (-LOGPROB_MIN - lr.abs())
-    logp, old = torch.where(lr >= 0, top, top + lr), torch.where(lr >= 0, top - lr, top)
-    return logp.to(log_ratio.dtype), old.to(log_ratio.dtype)
-
-
 def _policy_inputs(case, away_from_kinks: bool = True):
     """(logp, old_logp, advantages, mask, clip_eps); ratios within MARGIN of 1 +- clip_eps are set to 1."""
     inp, eps = case
     where, log_ratio, advantages = inp.tensors
-    logp, old_logp = _logprob_pair(where, log_ratio)
+    logp, old_logp = logprob_pair(where, log_ratio)
     if away_from_kinks:
         ratio = torch.exp(logp.double() - old_logp.double())
         near = ((ratio - (1 + eps)).abs() <= MARGIN) | ((ratio - (1 - eps)).abs() <= MARGIN)
@@ -142,8 +132,8 @@ def policy_clipped_zero_grad(ctx: Context) -> None:
 def policy_token_mean(ctx: Context) -> None:
     def body(inp):
         (where, advantages), mask = inp.tensors, inp.mask
-        old_logp, _ = _logprob_pair(where, torch.zeros_like(where))
-        logp = torch.where(mask.bool(), old_logp, _logprob_pair(where.flip(0), torch.zeros_like(where))[0])
+        old_logp, _ = logprob_pair(where, torch.zeros_like(where))
+        logp = torch.where(mask.bool(), old_logp, logprob_pair(where.flip(0), torch.zeros_like(where))[0])
         answer = _policy(ctx, logp, old_logp, advantages, mask, 0.2)
         m = mask.double()
         expected = -(advantages.double() * m).sum() / m.sum()
