@@ -21,14 +21,14 @@ EXAMPLES = """examples:
 Exit 1: a reference seed fails a test, or a margin is thinner than grading.yaml's calibration asks."""
 INTERRUPTED = "calibrate stopped; with --raw, the same command resumes where it stopped"
 DATA = Path(__file__).resolve().parent.parent / "data"
-TESTS = ("reward_model", "kl_penalty", "blind_spot", "ptx")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=None,
                         help="reference seeds per test (default: grading.yaml calibration.seeds)")
     add_workers(parser, "worker processes (one torch thread each)")
-    parser.add_argument("--tests", type=comma_list, default=list(TESTS), help="comma-separated e2e tests to calibrate")
+    parser.add_argument("--tests", type=comma_list, default=[],
+                        help="comma-separated e2e tests to calibrate (default: every test in grading.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="TEST.KEY=VALUE",
                         help="try other settings than grading.yaml's, e.g. blind_spot.ppo.lr=4e-4")
     parser.add_argument("--mistakes", type=comma_list, default=[],
@@ -50,11 +50,10 @@ def main(args: argparse.Namespace) -> int:
     from autograder.validity import calibration as cal
 
     cfg = config.load()
-    policy = cfg.raw.get("calibration", {})
-    seeds = args.seeds if args.seeds is not None else int(policy.get("seeds", 50))  # 0: mistakes only
-    min_std, min_abs = float(policy.get("min_margin_std", 3.0)), float(policy.get("min_margin", 0.05))
+    seeds = args.seeds if args.seeds is not None else cfg.calibration.seeds  # 0: mistakes only
+    min_std, min_abs = cfg.calibration.min_margin_std, cfg.calibration.min_margin
     e2e = cal.apply_overrides(cfg.e2e, args.set)
-    tests = check_names("--tests", args.tests, list(e2e))
+    tests = check_names("--tests", args.tests, list(e2e)) if args.tests else list(e2e)
     tasks = cal.tasks_for(tests, seeds)
     for entry_id in _mistakes(args.mistakes, tests, e2e):
         part = entry_id.split(".")[0]
