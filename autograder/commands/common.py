@@ -116,7 +116,8 @@ def check_input(path: Path, what: str = "input", kinds: tuple[str, ...] = ("file
         fail(f"no {what} at {path}: it does not exist")
     is_kind = {"file": path.is_file(), "folder": path.is_dir(), "zip": path.is_file() and _is_zip(path)}
     if not any(is_kind[k] for k in kinds):
-        fail(f"{what} {path} is not a {' or a '.join(kinds)}")
+        names = {"file": "file", "folder": "folder", "zip": "zip file"}
+        fail(f"{what}: {path} is not a {' or a '.join(names[k] for k in kinds)}")
     return path
 
 
@@ -142,7 +143,8 @@ def _probe(folder: Path, option: str, target: Path) -> None:
     try:
         shutil.rmtree(tempfile.mkdtemp(prefix=".lab12-write-probe-", dir=folder))
     except OSError as exc:
-        fail(f"{option} {target} is not writable ({exc.strerror or exc}): choose another folder")
+        fail(f"{option} {target} cannot be written: {folder} refuses new files ({exc.strerror or exc}); "
+             "choose another folder")
 
 
 def _is_zip(path: Path) -> bool:

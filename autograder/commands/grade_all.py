@@ -58,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
     from autograder.batch.gradebook import STATUS
     from autograder.batch.run import CANVAS, CLASS_REPORT, GRADEBOOK, BatchError, grade_all
 
-    check_input(args.submissions, "submissions folder or zip", ("folder", "zip"))
+    check_input(args.submissions, "submissions", ("folder", "zip"))
     only = check_only(args.only, list(load_config().parts))
     nbgrader = _nbgrader(args, only)
     check_out_folder(args.out)
