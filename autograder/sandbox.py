@@ -28,11 +28,11 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import ipc, isolation, textsafe
 from autograder.child import wire
+from autograder.config import Limits
 from autograder.paths import ASSIGNMENT
 
 CHILD_DIR = Path(__file__).with_name("child")
@@ -42,22 +42,6 @@ POLL_SECONDS = 0.2     # how often memory is checked when no cgroup limits it
 KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
 CHILD_ROOT: str | None = None  # where the children's folders go (None: the system's temp folder)
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")  # writable by anyone: cleaned of a child's files without bwrap
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of one child (the values live in grading.yaml's `limits`)."""
-
-    call_seconds: float
-    import_seconds: float
-    memory_mb: int
-    processes: int
-    output_bytes: int
-    file_bytes: int
-    open_files: int
-    cpu_seconds: float         # CPU time of one child process, all its calls together (RLIMIT_CPU)
-    address_space_mb: int      # RLIMIT_AS: a generous backstop (torch reserves ~0.7 GB it never uses)
-    tmp_mb: int                # size of the private /tmp (and of /dev/shm) under bubblewrap
 
 
 DETAIL_CHARS = 500     # longest child-produced text kept in an error's `detail`
