@@ -219,7 +219,7 @@ def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path):
     assert secret / "rlhf.py" in answer_for
     child = sandbox.Child(None, limits, bare, program="probe.py")
     try:
-        seen = child.request({"op": "probe", "paths": [str(secret), str(secret / "rlhf.py"), str(REFERENCE)]})
+        seen = child.request({"op": "probe", "paths": preflight._identities([secret, secret / "rlhf.py", REFERENCE])})
     finally:
         child.kill()
     assert seen["readable"] == [str(REFERENCE)] and seen["writable"] == []

@@ -46,6 +46,8 @@ def secret_lines() -> set[str]:
 
 @pytest.fixture(scope="module")
 def cfg():
+    level = os.environ.get("LAB12_EXPECT_LEVEL")  # .ci/run's Docker-level step names the level it built
+    assert not level or isolation.detect().describe().startswith(level), isolation.detect().describe()
     return config.load()
 
 

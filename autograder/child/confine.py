@@ -1,8 +1,7 @@
 """What the sandboxed child does to itself before any submission code runs (standard library only).
 
-    setup = confine.read_setup(in_fd)      # the judge's first frame (JSON only, no tensors)
-    confine.confine(setup)                 # own uid, die with the parent, rlimits, Landlock, seccomp
-    confine.write_plain(out_fd, {"ready": True})
+    if confine.start(in_fd, out_fd):       # the judge's set-up frame (JSON only), then {"ready": True}:
+        ...                                # own uid, die with the parent, rlimits, Landlock, seccomp
 
 The set-up is {"uid": int or None, "rlimits": {"RLIMIT_AS": [soft, hard], ...}, "processes": int,
 "landlock": {"abi": int, "read": [paths], "write": [paths], "files": [paths]} or None,
@@ -67,6 +66,19 @@ def _read_exactly(fd: int, n: int) -> bytes:
             raise EOFError("the judge closed the channel")
         data += chunk
     return data
+
+
+def start(in_fd: int, out_fd: int) -> bool:
+    """Read the set-up, confine this process, answer {"ready": True}; or answer the error and return False
+    (the judge reports a sandbox that cannot start as the machine's problem, not the submission's)."""
+    try:
+        confine(read_setup(in_fd))
+    except BaseException as exc:  # noqa: BLE001
+        write_plain(out_fd, {"ok": False, "error": {"kind": "sandbox", "type": type(exc).__name__,
+                                                  "message": str(exc)[:500], "line": None}})
+        return False
+    write_plain(out_fd, {"ready": True})
+    return True
 
 
 def confine(setup: dict) -> None:

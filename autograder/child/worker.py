@@ -84,13 +84,8 @@ def call(module, request: dict) -> dict:
 
 def main() -> None:
     path, world, in_fd, out_fd = os.path.abspath(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    try:
-        confine.confine(wire.read_frame(in_fd))
-    except BaseException as exc:  # noqa: BLE001 - the judge reports a sandbox that cannot start as its own error
-        wire.write_frame(out_fd, {"ok": False, "error": {"kind": "sandbox", "type": type(exc).__name__,
-                                                       "message": str(exc)[:500], "line": None}})
+    if not confine.start(in_fd, out_fd):
         return
-    wire.write_frame(out_fd, {"ready": True})
     sys.path[:0] = [world, os.path.dirname(path)]
     try:
         module = import_submission(path)
