@@ -22,6 +22,7 @@ LABELS = {"rm_score": "RM score", "gold": "gold score", "kl": "KL to SFT (nats)"
           "malformed": "malformed fraction", "accuracy": "arithmetic accuracy"}
 RUNS = {"run": "your run", "ptx": "your run with ptx", "no ptx": "your run without ptx"}
 PANEL_INCHES = (4.2, 3.0)
+MIN_WIDTH_INCHES = 6.5  # a one-panel figure stays wide enough for its legend and readable ticks
 
 
 def reference_band(test: str) -> dict:
@@ -38,7 +39,8 @@ def e2e_plots(test: str, histories: dict[str, list[dict]], judged: tuple[str, ..
     if not metrics:
         return []
     band = reference_band(test)
-    fig = Figure(figsize=(PANEL_INCHES[0] * len(metrics), PANEL_INCHES[1] + 0.5), layout="constrained")
+    width = max(MIN_WIDTH_INCHES, PANEL_INCHES[0] * len(metrics))
+    fig = Figure(figsize=(width, PANEL_INCHES[1] + 0.5), layout="constrained")
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for ax, key in zip(axes, metrics):
         if key in band:
