@@ -25,6 +25,7 @@ import torch
 MAGIC = b"RLHF"
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64, "bool": torch.bool}
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+ITEMSIZE = {k: torch.empty((), dtype=v).element_size() for k, v in DTYPES.items()}
 MAX_JSON = 1 << 20          # bytes of JSON in one frame
 MAX_TENSOR_BYTES = 1 << 26  # bytes of tensor payload in one frame (64 MiB)
 
@@ -61,6 +62,8 @@ def encode(message: dict) -> bytes:
 
 
 def _read_exactly(fd: int, n: int, deadline: float | None = None) -> bytes:
+    if n == 0:
+        return b""
     chunks, got = [], 0
     while got < n:
         if deadline is not None and not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
@@ -91,7 +94,11 @@ def read_frame(fd: int, deadline: float | None = None) -> dict:
     sizes = [_nbytes(m) for m in metas]
     if sum(sizes) > MAX_TENSOR_BYTES:
         raise WireError(f"tensors of {sum(sizes)} bytes in one message are over the limit")
-    tensors = [_tensor(m, _read_exactly(fd, n, deadline)) for m, n in zip(metas, sizes)]
+    payload = memoryview(_read_exactly(fd, sum(sizes), deadline))  # all tensors in one read
+    starts = [0]
+    for n in sizes:
+        starts.append(starts[-1] + n)
+    tensors = [_tensor(m, payload[a:b]) for m, a, b in zip(metas, starts, starts[1:])]
     return _unpack(body, tensors)
 
 
@@ -102,11 +109,10 @@ def _nbytes(meta: dict) -> int:
     if not isinstance(shape, list) or len(shape) > 8 or not all(
             isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 1 << 31 for s in shape):
         raise WireError(f"bad tensor shape: {shape!r:.80}")
-    itemsize = torch.empty((), dtype=DTYPES[meta["dtype"]]).element_size()
-    return math.prod(shape) * itemsize
+    return math.prod(shape) * ITEMSIZE[meta["dtype"]]
 
 
-def _tensor(meta: dict, raw: bytes) -> torch.Tensor:
+def _tensor(meta: dict, raw: memoryview) -> torch.Tensor:
     dtype = DTYPES[meta["dtype"]]
     if not raw:
         return torch.empty(meta["shape"], dtype=dtype)
