@@ -1,0 +1,195 @@
+"""Benchmark of the Gradescope bundle in a Gradescope-like container: CPU quota, hard memory limit, no CAP_SYS_ADMIN.
+
+    sudo python benchmarks/container_bench.py                        # 0.5, 1 and 2 CPUs at 768 MB, median of 3
+    python benchmarks/container_bench.py --conditions 0.5:768,2:512 --repeat 1 --bundle out/autograder.zip
+
+It builds the bundle (`python -m autograder release`) unless given one, unpacks it into a private
+/autograder layout (source/, submission/ with the reference as the upload, results/, run_autograder)
+and runs /autograder/run_autograder as Gradescope does: as root at the Docker level of
+tests/docker_level.py (CAP_SYS_ADMIN dropped, Docker's seccomp rules against namespaces: the grader
+picks its container sandbox), the repository hidden, this project's .venv as /autograder/venv.
+The run sits in cgroup v1 groups of its own, nested in this process's: cpu (cpu.cfs_quota_us),
+cpuacct (CPU time) and memory (memory.limit_in_bytes, swap included). Printed per condition:
+wall time, CPU time (cpuacct.usage: every process of the run), peak memory (memory.max_usage_in_bytes),
+OOM kills (memory.oom_control), processes left in the group after run_autograder returned, the score
+and the isolation level the grade reported. Needs root and writable cgroup v1 cpu, cpuacct and memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+import docker_level  # noqa: E402 - the Docker level the sandbox tests use: no CAP_SYS_ADMIN, Docker's seccomp
+CGROUP_V1 = Path("/sys/fs/cgroup")
+PERIOD_US = 100_000
+
+
+@dataclass
+class Outcome:
+    wall: float
+    cpu: float           # seconds, every process of the run
+    peak_mb: float       # memory.max_usage_in_bytes (page cache of the run included, as in Docker)
+    oom_kills: int
+    survivors: int       # processes still in the cgroup once run_autograder returned
+    score: str
+    isolation: str
+
+
+class Cgroups:
+    """cpu, cpuacct and memory groups of cgroup v1, nested in this process's own groups."""
+
+    def __init__(self, name: str, cpus: float, memory_mb: int):
+        self.dirs = {c: self._parent(c) / name for c in ("cpu", "cpuacct", "memory")}
+        for d in self.dirs.values():
+            d.mkdir()
+        (self.dirs["cpu"] / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (self.dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(int(cpus * PERIOD_US)))
+        memory = self.dirs["memory"]
+        (memory / "memory.limit_in_bytes").write_text(str(memory_mb << 20))
+        if (memory / "memory.memsw.limit_in_bytes").exists():  # no swapping past the limit
+            (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_mb << 20))
+
+    @staticmethod
+    def _parent(controller: str) -> Path:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controller in controllers.split(","):
+                mount = next(m for m in (CGROUP_V1 / controllers, CGROUP_V1 / controller) if m.is_dir())
+                return mount / path.lstrip("/")
+        raise SystemExit(f"no cgroup v1 {controller} controller here")
+
+    def enter(self) -> None:
+        """Move the calling process (a child before exec) into the groups."""
+        for d in self.dirs.values():
+            (d / "cgroup.procs").write_text(str(os.getpid()))
+
+    def pids(self) -> list[int]:
+        return [int(p) for p in (self.dirs["memory"] / "cgroup.procs").read_text().split()]
+
+    def read(self) -> tuple[float, float, int]:
+        """(CPU seconds, peak MB, OOM kills)."""
+        cpu = int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+        peak = int((self.dirs["memory"] / "memory.max_usage_in_bytes").read_text()) / 2**20
+        oom = dict(line.split() for line in (self.dirs["memory"] / "memory.oom_control").read_text().splitlines())
+        return cpu, peak, int(oom.get("oom_kill", 0))
+
+    def remove(self) -> None:
+        for pid in self.pids():  # only the run's own processes are in these groups
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        for d in self.dirs.values():
+            while True:
+                try:
+                    d.rmdir()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+
+
+def build_bundle(out: Path) -> Path:
+    run = subprocess.run([sys.executable, "-m", "autograder", "release", "--out", str(out)], cwd=ROOT,
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"release failed:\n{run.stdout}{run.stderr}")
+    return out / "autograder.zip"
+
+
+def gradescope_layout(bundle: Path, submission: Path, home: Path) -> Path:
+    """/autograder as Gradescope makes it: source/ (the zip), run_autograder beside it, the upload."""
+    home.mkdir()
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(home / "source")
+    shutil.copy(home / "source" / "run_autograder", home / "run_autograder")
+    (home / "run_autograder").chmod(0o755)
+    (home / "submission").mkdir()
+    shutil.copy(submission, home / "submission" / "rlhf.py")
+    (home / "submission_metadata.json").write_text("{}")
+    (home / "venv").mkdir()
+    return home
+
+
+def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb: int, log: Path) -> Outcome:
+    with tempfile.TemporaryDirectory(prefix="lab12-container-") as tmp:
+        home = gradescope_layout(bundle, submission, Path(tmp) / "autograder")
+        groups = Cgroups(f"lab12-bench-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
+        try:
+            argv, fd = docker_level.command(["/autograder/run_autograder"], hide=["/work"],
+                                            binds={str(home): "/autograder", str(venv): "/autograder/venv"})
+            started = time.monotonic()
+            with open(log, "w") as out:
+                subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, pass_fds=(fd,), preexec_fn=groups.enter,
+                               cwd="/", env={k: v for k, v in os.environ.items() if not k.startswith("LAB12_")})
+            wall = time.monotonic() - started
+            os.close(fd)
+            survivors = len(groups.pids())
+            cpu, peak, oom = groups.read()
+        finally:
+            groups.remove()
+        score, isolation = read_results(home / "results" / "results.json", log)
+    return Outcome(wall, cpu, peak, oom, survivors, score, isolation)
+
+
+def read_results(path: Path, log: Path) -> tuple[str, str]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return "no results.json", ""
+    text = log.read_text() + str(data.get("output", ""))
+    isolation = next((line.split("sandbox:", 1)[1].strip() for line in text.splitlines() if "sandbox:" in line), "")
+    return str(data.get("score", "?")), isolation
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conditions", default="0.5:768,1:768,2:768", help="CPUS:MEMORY_MB,... to measure")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per condition (the median is printed)")
+    parser.add_argument("--bundle", type=Path, help="a built autograder.zip (default: build one now)")
+    parser.add_argument("--submission", type=Path, default=ROOT / "solutions" / "rlhf.py")
+    parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="mounted as /autograder/venv")
+    parser.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "lab12-container-bench")
+    args = parser.parse_args()
+    missing = docker_level.available()
+    if missing:
+        sys.exit(f"cannot build the container: {missing}")
+    args.logs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="lab12-release-") as tmp:
+        bundle = args.bundle or build_bundle(Path(tmp) / "release")
+        print(f"bundle {bundle}; load average {os.getloadavg()[0]:.1f} at start; logs in {args.logs}")
+        print(f"{'CPUs':>5} {'MB':>5} {'run':>4} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'OOM':>4} "
+              f"{'left':>4}  score  isolation")
+        for condition in args.conditions.split(","):
+            cpus, memory_mb = float(condition.split(":")[0]), int(condition.split(":")[1])
+            runs = []
+            for i in range(args.repeat):
+                log = args.logs / f"{cpus:g}cpu-{memory_mb}mb-{i}.log"
+                o = run_once(bundle, args.submission, args.venv, cpus, memory_mb, log)
+                runs.append(o)
+                print(f"{cpus:5g} {memory_mb:5d} {i + 1:4d} {o.wall:7.1f} {o.cpu:7.1f} {o.peak_mb:8.0f} "
+                      f"{o.oom_kills:4d} {o.survivors:4d}  {o.score:5}  {o.isolation}", flush=True)
+            print(f"{cpus:5g} {memory_mb:5d} {'med':>4} {statistics.median(r.wall for r in runs):7.1f} "
+                  f"{statistics.median(r.cpu for r in runs):7.1f} {statistics.median(r.peak_mb for r in runs):8.0f} "
+                  f"{sum(r.oom_kills for r in runs):4d} {sum(r.survivors for r in runs):4d}  "
+                  f"(median of {len(runs)}; load average {os.getloadavg()[0]:.1f})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
