@@ -2,7 +2,8 @@
 
 The class: correct (the reference), blank (the starter), partly done (one function raises
 NotImplementedError), broken (a syntax error), adversarial (exits at import; kills its judge),
-a notebook, and a folder with no code. Checked: the gradebook equals single `grade` runs, an
+a notebook, a folder with no code, and a link to the reference. Checked: the gradebook equals single
+`grade` runs with each grade's status (not importable, not implemented...), a link is not graded, an
 attack costs only its own row, a rerun with nothing changed is quick and imports no torch, a
 changed submission alone is regraded, a batch killed midway is completed by the rerun without
 regrading finished students, and the same jobs run on a Dask cluster give the same gradebook.
@@ -81,21 +82,25 @@ def stamps(out: Path) -> dict[str, tuple]:
 def batch(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     paths = make_class(root / "submissions")
+    (root / "submissions" / "copycat").mkdir()
+    (root / "submissions" / "copycat" / "rlhf.py").symlink_to(REFERENCE)
     out = root / "grades"
     run = grade_all(str(root / "submissions"), "--out", str(out), "--only", ",".join(ONLY), "--workers", "2")
-    assert run.returncode == 0, run.stderr
+    failed = gradebook(out)["mallory"]["status"] == "failed to grade"
+    assert run.returncode == (1 if failed else 0), run.stderr  # 1: a submission failed to grade
     return paths, out, run
 
 
 def test_gradebook_matches_single_grade_runs(batch):
+    from autograder.batch.gradebook import STATUS
     from autograder.grade import grade
     paths, out, _ = batch
     rows = gradebook(out)
-    assert set(rows) == set(paths)
+    assert set(rows) == {*paths, "copycat"}
     for student in CHECKED:
         single = grade(paths[student], only=set(ONLY))
         row = rows[student]
-        assert row["status"] == "graded", (student, row)
+        assert row["status"] == STATUS[single.status], (student, row)
         for part in ONLY:
             tests = [t for t in single.tests if t.tags[0] == part]
             assert row[part] == (f"{sum(t.score for t in tests):g}" if tests else ""), (student, part, row)
@@ -109,21 +114,28 @@ def test_gradebook_matches_single_grade_runs(batch):
     assert float(rows["alice"]["total"]) == float(rows["alice"]["max_total"]) > 0
     assert rows["bob"]["total"] == rows["carl"]["total"] == rows["eve"]["total"] == "0"
     assert rows["nora"]["total"] == rows["alice"]["total"]
+    statuses = {s: rows[s]["status"] for s in ("alice", "bob", "carl", "dora", "eve", "nora")}
+    assert statuses == {"alice": "graded", "bob": "not implemented", "carl": "not importable", "dora": "graded",
+                        "eve": "not importable", "nora": "graded"}
+    assert "SyntaxError" in rows["carl"]["detail"] and ", line " in rows["carl"]["detail"]
 
 
 def test_failures_cost_only_their_own_row(batch):
     _, out, run = batch
     rows = gradebook(out)
-    assert rows["empty"]["status"] == "failed to grade" and "README.txt" in rows["empty"]["reason"]
+    assert rows["empty"]["status"] == "empty or missing" and "README.txt" in rows["empty"]["detail"]
+    assert rows["copycat"]["status"] == "empty or missing" and "symbolic link" in rows["copycat"]["detail"]
+    assert rows["copycat"]["total"] == "0" and not (out / "copycat" / "report.html").exists()
     # mallory kills its judge: a "failed to grade" row (or a plain 0 if the sandbox stops the signal)
-    assert rows["mallory"]["status"] in ("failed to grade", "graded")
+    assert rows["mallory"]["status"] in ("failed to grade", "graded", "not importable")
     if rows["mallory"]["status"] == "failed to grade":
-        assert "grading process" in rows["mallory"]["reason"]
+        assert "grading process" in rows["mallory"]["detail"]
     else:
         assert rows["mallory"]["total"] == "0"
     html = (out / "class_report.html").read_text()
     assert "empty" in html and "README.txt" in html and "gae.known_values" in html
-    assert "8 students" in run.stdout
+    assert 'href="alice/report.html"' in html and "symbolic link" in html
+    assert "9 students" in run.stdout
 
 
 def test_rerun_with_nothing_changed_is_quick_and_imports_no_torch(batch):
@@ -135,9 +147,9 @@ def test_rerun_with_nothing_changed_is_quick_and_imports_no_torch(batch):
              "print(rc, 'torch' in sys.modules, 'autograder.batch.pool' in sys.modules, time.monotonic() - t)")
     run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     rc, torch_loaded, pool_loaded, seconds = run.stdout.split()[-4:]
-    assert (rc, torch_loaded, pool_loaded) == ("0", "False", "False"), run.stdout + run.stderr
+    assert (rc in ("0", "1"), torch_loaded, pool_loaded) == (True, "False", "False"), run.stdout + run.stderr
     assert float(seconds) < 5
-    assert "8 up to date, 0 to grade" in run.stderr
+    assert "9 up to date, 0 to grade" in run.stderr
     assert stamps(out) == before
 
 
@@ -146,7 +158,7 @@ def test_changed_submission_alone_is_regraded(batch, tmp_path):
     before = stamps(out)
     paths["bob"].write_text(paths["bob"].read_text() + "\n# one more line\n")
     run = grade_all(str(paths["alice"].parent.parent), "--out", str(out), "--only", ",".join(ONLY))
-    assert run.returncode == 0, run.stderr
+    assert run.returncode in (0, 1), run.stderr  # 1 when mallory failed to grade
     after = stamps(out)
     assert [s for s in after if after[s] != before[s]] == ["bob"]
     assert gradebook(out)["bob"]["status"] == "graded"
@@ -182,11 +194,12 @@ def test_retry_failed_regrades_only_the_failed_rows(tmp_path):
     assert run.returncode == 0 and "1 up to date, 1 to grade" in run.stderr
     after = stamps(out)
     assert after["carl"] == before["carl"] and after["eve"] != before["eve"]
-    assert gradebook(out)["eve"]["status"] == "graded"
+    assert gradebook(out)["eve"]["status"] == "not importable"
 
 
 def test_a_dead_worker_costs_only_its_job():
     import threading
+
     from autograder.batch.pool import LocalPool
     job = {"key": "k", "filename": "rlhf.py", "only": ["gae"]}
     jobs = [{**job, "student": "victim", "data": b"import time\ntime.sleep(5)\n"},  # still busy when killed
@@ -197,7 +210,7 @@ def test_a_dead_worker_costs_only_its_job():
         outcomes = {o["student"]: o for o in pool.run(jobs)}
         killer.join()
     assert outcomes["victim"]["status"] == "failed" and "killed by signal 9" in outcomes["victim"]["reason"]
-    assert outcomes["next"]["status"] == "graded" and outcomes["next"]["score"] == 0
+    assert outcomes["next"]["status"] == "not_importable" and outcomes["next"]["score"] == 0
 
 
 def test_killed_batch_is_completed_by_the_rerun(tmp_path):
@@ -227,7 +240,7 @@ def test_killed_batch_is_completed_by_the_rerun(tmp_path):
     after = stamps(out)
     assert set(after) == {"alice", "bob", "carl", "dora", "eve"}
     assert {s: after[s] for s in finished} == finished  # finished students were not regraded
-    assert all(r["status"] == "graded" for r in gradebook(out).values())
+    assert not {r["status"] for r in gradebook(out).values()} & {"pending", "failed to grade"}
     dead = [p for p in Path(tempfile.gettempdir()).glob("lab12-batch-*-*")
             if not Path(f"/proc/{p.name.split('-')[2]}").exists()]
     assert not dead  # the killed workers' job folders were removed by the rerun
@@ -251,3 +264,22 @@ def test_dask_cluster_gives_the_same_gradebook(batch, tmp_path):
     for student in ("alice", "dora", "eve", "empty"):
         keep = lambda row: {k: v for k, v in row.items() if k != "seconds"}  # noqa: E731
         assert keep(remote[student]) == keep(local[student])
+
+
+def test_ctrl_c_stops_the_batch_with_one_line(tmp_path):
+    (tmp_path / "submissions" / "slow").mkdir(parents=True)
+    (tmp_path / "submissions" / "slow" / "rlhf.py").write_text("import time\ntime.sleep(120)\n")
+    args = (str(tmp_path / "submissions"), "--out", str(tmp_path / "grades"), "--only", "gae", "--workers", "1")
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade-all", *args], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(15)  # the worker is grading (torch imported, the sandboxed child sleeping)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[-1] == ("interrupted: grade-all stopped; every finished grade is saved: run the same command to "
+                         "continue") and "Traceback" not in err, err
+    ps = subprocess.run(["ps", "-o", "stat=,pid=,cmd=", "-s", str(proc.pid)], capture_output=True, text=True)
+    alive = [line for line in ps.stdout.splitlines() if not line.startswith("Z")]  # a zombie has exited
+    assert not alive, alive  # the workers and their sandboxed children are gone
+    assert {r["status"] for r in gradebook(tmp_path / "grades").values()} == {"pending"}
