@@ -164,6 +164,8 @@ def _error_of(reply: dict) -> dict:
     name = err.get("type")
     if isinstance(name, str) and TYPE_NAME.fullmatch(name):
         clean["type"] = name
+    elif name is not None:
+        clean["odd_type"] = True  # a class name that is no plain identifier: not repeated
     if isinstance(err.get("message"), str):
         clean["message"] = textsafe.clean(err["message"], DETAIL_CHARS)
     if type(err.get("line")) is int and 0 < err["line"] < 10 ** 7:
@@ -176,7 +178,7 @@ def _describe_raise(err: dict) -> str:
     a type that is not Python's own is named only as "an exception of its own class")."""
     name = err.get("type", "")
     known = isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), BaseException)
-    shown = name if known else "an exception of its own class" if name else "an exception"
+    shown = name if known else "an exception of its own class" if name or err.get("odd_type") else "an exception"
     where = f" at line {err['line']}" if err.get("line") else ""
     memory = " (out of memory)" if name == "MemoryError" or "can't allocate memory" in err.get("message", "") else ""
     return f"raised {shown}{where}{memory}"

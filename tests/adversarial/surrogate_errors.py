@@ -1,6 +1,6 @@
-# Crash the judge's report writer: exceptions whose message and class name hold lone surrogates,
-# terminal escapes and NULs, and a message far longer than any report keeps.
-_Bad = type("Bad\ud800\x1b[2J" + "N" * 5000, (Exception,), {})
+# Crash the judge's report writer: exception messages with lone surrogates, terminal escapes and NULs,
+# far longer than any report keeps, and a class name that is no identifier (escapes, 5000 characters).
+_Bad = type("Bad\x1b[2J\x07" + "N" * 5000, (Exception,), {})
 
 
 def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
