@@ -1,12 +1,27 @@
 """The hidden checks' input strategies draw what their checks promise (ragged masks with garbage in
-the padding, ratios and values kept away from the non-differentiable points)."""
+the padding, ratios and values kept away from the non-differentiable points), and each function's
+differential check reaches every region of its valid domain (autograder/checks/hidden/domains.py),
+measured on the calls it makes in a grade of the reference."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from hypothesis import given, settings
 
 from autograder.checks.hidden import gae, ppo_clip
+from autograder.checks.hidden.domains import DIFFERENTIAL, REGIONS
+from autograder.checks.hidden.strategies import LOGPROB_MIN
+from autograder.validity import coverage
+
+
+@pytest.mark.slow  # each runs a check's 40 examples on the reference (1-3 s of CPU)
+@pytest.mark.parametrize("function", list(DIFFERENTIAL))
+def test_the_differential_check_reaches_every_region_of_the_domain(function):
+    table = coverage.measure(check_ids=[DIFFERENTIAL[function]])
+    reached = {region: counts.get(DIFFERENTIAL[function], 0) for region, counts in table[function].items()}
+    assert set(reached) == set(REGIONS[function])
+    assert [region for region, n in reached.items() if n == 0] == []
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None)
@@ -15,12 +30,12 @@ def test_cases_are_ragged_with_garbage_in_the_padding(case):
     inp, gamma, lam = case
     rewards, values = inp.tensors
     B, T = inp.mask.shape
-    assert 1 <= B <= 16 and 1 <= T <= 6 and 0.5 <= gamma <= 1.0 and 0.05 <= lam <= 0.99
+    assert 1 <= B <= 16 and 1 <= T <= 48 and 0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0
     lengths = inp.mask.sum(1)
     assert (lengths >= 1).all() and torch.equal(inp.mask, (torch.arange(T) < lengths[:, None]).to(inp.dtype))
     for x in (rewards, values):
         assert x.dtype == inp.dtype and x.shape == (B, T)
-        assert x[inp.mask.bool()].abs().max() <= 5.0
+        assert x[inp.mask.bool()].abs().max() <= 10.0 and x.abs().max() <= 1000.0
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None)
@@ -30,6 +45,8 @@ def test_policy_inputs_stay_away_from_the_clip_boundaries(case):
     ratio = torch.exp(logp.double() - old_logp.double())
     assert ((ratio - (1 + eps)).abs() > ppo_clip.MARGIN).all() and ((ratio - (1 - eps)).abs() > ppo_clip.MARGIN).all()
     assert torch.isfinite(ratio).all() and logp.dtype == old_logp.dtype == advantages.dtype == mask.dtype
+    for x in (logp, old_logp):  # log-probs everywhere, padded positions included
+        assert (x <= 0).all() and (x >= LOGPROB_MIN).all()
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None)

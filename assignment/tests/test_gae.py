@@ -1,6 +1,7 @@
 """Public test of part gae (compute_gae): a small hand-computed example with a ragged mask."""
 
 import torch
+from conftest import expect_close
 
 from rlhf import compute_gae
 
@@ -14,8 +15,9 @@ def test_known_values():
     # row 0: delta = [-0.375, 0, 0.5],  A = [-0.375 + 0.25 * 0.125, 0 + 0.25 * 0.5, 0.5]
     # row 1: delta = [1.0],             A = [1.0]
     expected = torch.tensor([[-0.34375, 0.125, 0.5, 0.0], [1.0, 0.0, 0.0, 0.0]])
-    advantages, returns = compute_gae(rewards, values, mask, gamma=0.5, lam=0.5)
-    assert advantages.shape == (2, 4) and returns.shape == (2, 4), "both outputs are (B, T)"
-    on = mask > 0  # padded positions are not compared
-    torch.testing.assert_close(advantages[on], expected[on], msg="advantages (computed backwards in time)")
-    torch.testing.assert_close(returns[on], (expected + values)[on], msg="returns = advantages + values")
+    inputs = dict(rewards=rewards, values=values, mask=mask, gamma=0.5, lam=0.5)
+    advantages, returns = compute_gae(**inputs)
+    assert advantages.shape == (2, 4) and returns.shape == (2, 4), \
+        f"both outputs are (B, T) = (2, 4), got {tuple(advantages.shape)} and {tuple(returns.shape)}"
+    expect_close(advantages, expected, "advantages (computed backwards in time)", inputs, mask)
+    expect_close(returns, expected + values, "returns = advantages + values", inputs, mask)

@@ -1,4 +1,5 @@
-"""`validate [--parts ...] [--e2e]`: grade the reference, the starter and the mistake bank; exit 1 on any miss."""
+"""`validate [--parts ...] [--e2e]`: grade the reference, the starter, the null submissions and the mistake
+bank, measure hint precision/recall and domain coverage; exit 1 on any miss."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from pathlib import Path
 
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list
 
-HELP = "check the grader against the mistake bank: every mistake caught in its own part, variants at full marks"
+HELP = ("check the grader against the mistake bank: null submissions 0, every mistake caught in its own part, "
+        "variants at full marks, every hint right, the valid domain reached")
 EXAMPLES = """examples:
   python -m autograder validate                          every part (about 10 minutes on 2 CPUs)
   python -m autograder validate --parts gae --verbose    one part, every test of every subject
   python -m autograder validate --entries gae.forward_recursion,gae.no_done_mask
   python -m autograder validate --e2e                    also the e2e tests (slow)
 
-Exit 1: a mistake was not caught in its own part, or a variant or the reference lost points."""
+Exit 1: a mistake was not caught in its own part (or cost points elsewhere), a variant or the reference
+lost points, the starter or a null submission scored, a hint named the wrong mistake, or a function's
+differential check missed a region of its valid domain."""
 INTERRUPTED = "validate stopped; its grading processes were stopped"
 E2E_OUTCOMES = Path(__file__).resolve().parent.parent / "data" / "e2e_mistakes.json"
 
@@ -33,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--e2e", action="store_true",
                         help="also run the e2e tests for the reference and for the mistakes that calibration "
                              "found to fail e2e tests (autograder/data/e2e_mistakes.json); slow")
+    parser.add_argument("--no-nulls", action="store_true",
+                        help="skip the null submissions (answers that ignore their input; each must score 0)")
+    parser.add_argument("--no-coverage", action="store_true",
+                        help="skip measuring which regions of the valid domain the checks reach")
     parser.add_argument("--verbose", action="store_true", help="print every subject's tests")
 
 
@@ -46,10 +54,10 @@ def main(args: argparse.Namespace) -> int:
     e2e_outcomes = None
     if args.e2e:
         e2e_outcomes = json.loads(E2E_OUTCOMES.read_text()) if E2E_OUTCOMES.is_file() else {}
-    subjects = val.subjects_for(parts, check_parts, args.elsewhere_examples, e2e_outcomes)
+    subjects = val.subjects_for(parts, check_parts, args.elsewhere_examples, e2e_outcomes, nulls=not args.no_nulls)
     if args.entries:
         keep = set(args.entries)
-        subjects = [s for s in subjects if s.kind in ("reference", "starter") or s.label in keep]
+        subjects = [s for s in subjects if s.kind in ("reference", "starter", "null") or s.label in keep]
     started = time.monotonic()
     print(f"validating {', '.join(parts)}: {len(subjects)} submissions on {args.workers} workers")
 
@@ -66,13 +74,25 @@ def main(args: argparse.Namespace) -> int:
     wall = time.monotonic() - started
     print()
     print(format_table(parts, verdicts))
+    nulls = [o for o in outcomes if o.subject.kind == "null"]
+    if nulls:
+        print()
+        print(format_null_table(parts, nulls))
     problems = [(v.subject.label, p) for v in verdicts for p in v.problems]
     undiagnosed = [v.subject.label for v in verdicts if v.caught and not v.named]
-    misnamed = [(v.subject.label, n) for v in verdicts for n in v.misnamed]
     if undiagnosed:
         print(f"\ncaught but not named by the diagnosis ({len(undiagnosed)}): {', '.join(undiagnosed)}")
-    for label, other in misnamed:
-        print(f"  {label}: a failed check's diagnosis names {other}")
+    shown, right = sum(v.hints for v in verdicts), sum(v.right_hints for v in verdicts)
+    print(f"hints shown: {shown}, naming the right mistake: {right} (precision "
+          f"{100 * right / shown if shown else 100:.0f}%)")
+    if not args.no_coverage:
+        from autograder.validity import coverage
+        table = coverage.measure(check_ids=[c for c in cfg.tests if c.split(".")[0] in parts])
+        print()
+        print(coverage.format_table({fn: regions for fn, regions in table.items()
+                                     if any(fn in cfg.parts[p] for p in parts)}))
+        problems += [("coverage", f"{fn}: its differential check never reaches {region!r}")
+                     for fn, region in coverage.missing(table) if any(fn in cfg.parts[p] for p in parts)]
     graded = sum(o.seconds for o in outcomes)
     print(f"\nvalidate took {wall:.0f} s wall ({graded:.0f} s of grading on {args.workers} workers)")
     if problems:
@@ -85,7 +105,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def format_table(parts: list[str], verdicts) -> str:
-    head = f"{'part':10} {'mistakes caught':>16} {'mutation score':>15} {'variants full':>14} {'diagnosed':>10}"
+    head = (f"{'part':10} {'mistakes caught':>16} {'mutation score':>15} {'variants full':>14} "
+            f"{'hint precision':>15} {'hint recall':>12}")
     lines = [head, "-" * len(head)]
     for part in parts:
         mine = [v for v in verdicts if v.subject.part == part]
@@ -94,13 +115,28 @@ def format_table(parts: list[str], verdicts) -> str:
         caught = [v for v in mistakes if v.caught and not v.problems]
         score = f"{100 * len(caught) / len(mistakes):.0f}%" if mistakes else "-"
         named = sum(v.named for v in mistakes if v.caught)
+        shown, right = sum(v.hints for v in mine), sum(v.right_hints for v in mine)
         lines.append(f"{part:10} {len(caught):>10}/{len(mistakes):<5} {score:>15} "
                      f"{sum(not v.problems for v in variants):>8}/{len(variants):<5} "
-                     f"{named:>5}/{sum(v.caught for v in mistakes):<4}")
+                     f"{right:>9}/{shown:<5} {named:>6}/{sum(v.caught for v in mistakes):<5}")
     for label in ("reference", "starter"):
         v = next((v for v in verdicts if v.subject.label == label), None)
         if v is not None:
             expected = "full marks" if label == "reference" else "zero"
             lines.append(f"{label:10} {'as expected (' + expected + ')' if not v.problems else 'MISS'}")
-    lines.append("(caught: loses points in its own part and nowhere else; diagnosed: a failed check names it)")
+    lines.append("(caught: loses points in its own part and nowhere else; hint precision: hints naming the "
+                 "subject's own mistake / hints shown; hint recall: caught mistakes that a hint names)")
+    return "\n".join(lines)
+
+
+def format_null_table(parts: list[str], outcomes) -> str:
+    """Points of each null submission per part (each must be 0)."""
+    head = f"{'null submission':20}" + "".join(f" {p:>10}" for p in parts)
+    lines = [head, "-" * len(head)]
+    for o in outcomes:
+        cells = []
+        for part in parts:
+            mine = [t for t in o.tests if t.tags[0] == part]
+            cells.append(f"{sum(t.score for t in mine):g}/{sum(t.max_score for t in mine):g}")
+        lines.append(f"{o.subject.name:20}" + "".join(f" {c:>10}" for c in cells))
     return "\n".join(lines)

@@ -1,14 +1,16 @@
-"""Validate the grader against the mistake bank: grade the reference, the starter, every mistake and
-every variant, and check each gets what it deserves.
+"""Validate the grader against the mistake bank: grade the reference, the starter, every null
+submission, every mistake and every variant, and check each gets what it deserves.
 
     subjects = subjects_for(parts=["gae"], check_parts=[...], e2e_outcomes={})
     outcomes = grade_subjects(subjects, workers=2)
     verdicts = [judge(o) for o in outcomes]     # what went wrong, per subject ([] = as expected)
 
-Expectations: the reference gets full marks, the starter zero (on the check parts; the reference
-also on e2e with --e2e); a variant full marks; a mistake loses points in its own part (its checks,
-and e2e tests that train with its part) and nowhere else, and with --e2e fails the e2e tests that
-calibration found it fails on every seed (autograder/data/e2e_mistakes.json).
+Expectations: the reference gets full marks, the starter and every null submission (nulls.py: answers
+that ignore their input) zero in every check (on the check parts; the reference also on e2e with
+--e2e); a variant full marks; a mistake loses points in its own part (its checks, and e2e tests that
+train with its part) and nowhere else, and with --e2e fails the e2e tests that calibration found it
+fails on every seed (autograder/data/e2e_mistakes.json). Every hint shown must name the subject's own
+mistake (precision); a hint on a null, a variant, the reference or the starter is a wrong name.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from autograder.paths import REFERENCE, STARTER
 
 @dataclass(frozen=True)
 class Subject:
-    label: str                  # "reference", "starter" or a bank entry id
-    kind: str                   # reference | starter | mistake | variant
+    label: str                  # "reference", "starter", "null.<name>" or a bank entry id
+    kind: str                   # reference | starter | null | mistake | variant
     part: str | None            # a bank entry's part
     name: str | None            # a bank entry's name
     only: tuple[str, ...]       # first tags to grade (at grading.yaml's settings)
@@ -63,22 +65,27 @@ class Verdict:
     caught: bool = False                                # mistakes: lost points in its own part
     named: bool = False                                 # mistakes: a diagnosis names it
     misnamed: list[str] = field(default_factory=list)   # diagnoses naming another mistake
+    hints: int = 0                                      # failed tests that showed a hint
+    right_hints: int = 0                                # ...naming this subject's own mistake
 
 
 def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: int = 5,
-                 e2e_outcomes: dict[str, list[str]] | None = None) -> list[Subject]:
-    """Everything to grade for `parts`: reference, starter, then the bank's entries of those parts.
+                 e2e_outcomes: dict[str, list[str]] | None = None, nulls: bool = True) -> list[Subject]:
+    """Everything to grade for `parts`: reference, starter, the null submissions (on the checks of
+    `parts`), then the bank's entries of those parts.
 
     A bank entry is graded on its own part at grading.yaml's settings and on every other check part
     with `elsewhere_examples` examples per property test (0: not at all). Those checks never call the
     entry's function, so they run the reference's code: a few examples show it costs nothing there.
     """
     from autograder import bank
+    from autograder.validity.nulls import NULLS
 
     e2e = ("e2e",) if e2e_outcomes is not None else ()
     chosen = tuple(p for p in check_parts if p in parts)
     subjects = [Subject("reference", "reference", None, None, chosen + e2e),
                 Subject("starter", "starter", None, None, chosen)]
+    subjects += [Subject(f"null.{name}", "null", None, name, chosen) for name in (NULLS if nulls else ())]
     for entry in bank.load_all():
         if entry.part not in parts:
             continue
@@ -99,6 +106,7 @@ def grade_subject(subject: Subject) -> Outcome:
 
     from autograder import bank, config
     from autograder.grade import grade
+    from autograder.validity.nulls import NULLS, null_source
 
     started = time.monotonic()
     try:
@@ -107,6 +115,9 @@ def grade_subject(subject: Subject) -> Outcome:
                 path = REFERENCE
             elif subject.kind == "starter":
                 path = STARTER
+            elif subject.kind == "null":
+                path = Path(tmp) / "rlhf.py"
+                path.write_text(null_source(NULLS[subject.name]))
             else:
                 entry = next(e for e in bank.load_all() if e.id == subject.label)
                 path = Path(tmp) / "rlhf.py"
@@ -156,10 +167,17 @@ def judge(outcome: Outcome) -> Verdict:
         return verdict
     if not tests:
         verdict.problems.append("no test ran")
+    from autograder.diagnosis import named
+
     lost = [t for t in tests if t.lost]
+    hinted = [t for t in tests if t.diagnosis]
+    verdict.hints = len(hinted)
+    verdict.right_hints = sum(s.kind == "mistake" and named(t.diagnosis) == [s.name] for t in hinted)
+    verdict.problems += [f"wrong hint on {t.id}: names {' or '.join(named(t.diagnosis)) or t.diagnosis[:60]}"
+                         for t in hinted if not (s.kind == "mistake" and named(t.diagnosis) == [s.name])]
     if s.kind in ("reference", "variant"):
         verdict.problems += [f"loses {t.max_score - t.score:g} on {t.id}: {t.message[:120]}" for t in lost]
-    elif s.kind == "starter":
+    elif s.kind in ("starter", "null"):
         verdict.problems += [f"scores {t.score:g} on {t.id}" for t in tests if t.score > 0]
     else:
         mine = [t for t in lost if own_part(t, s.part)]
@@ -171,8 +189,7 @@ def judge(outcome: Outcome) -> Verdict:
         failed_e2e = {t.id.split(".", 1)[1] for t in lost if t.tags[0] == "e2e"}
         verdict.problems += [f"passes e2e.{name}, which calibration says it fails on every seed"
                              for name in s.must_fail_e2e if name not in failed_e2e]
-        from autograder.diagnosis import named
-        verdict.named = any(s.name in named(t.diagnosis) for t in mine)
-        verdict.misnamed = sorted({" or ".join(named(t.diagnosis)) for t in mine
-                                   if t.diagnosis and s.name not in named(t.diagnosis)})
+        verdict.named = any(named(t.diagnosis) == [s.name] for t in mine)
+        verdict.misnamed = sorted({" or ".join(named(t.diagnosis)) for t in hinted
+                                   if named(t.diagnosis) != [s.name]})
     return verdict
