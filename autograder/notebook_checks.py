@@ -43,7 +43,7 @@ def grade_part(source: str, part: str):
         with tempfile.TemporaryDirectory(prefix="lab12-cell-") as folder:
             module = Path(folder) / "rlhf.py"
             module.write_text(source, encoding="utf-8")
-            _graded[key] = grade(module, only={part}, mode="self_check")
+            _graded[key] = grade(module, only={part}, mode="self_check", lane_count=1)  # one judge: no fork
     return _graded[key]
 
 

@@ -126,3 +126,17 @@ def test_kernel_source_skips_cells_that_do_not_parse():
     source = kernel_source(["def f(:\n", "def f():\n    return 1", "visible_test('gae.known_values')"])
     compile(source, "rlhf.py", "exec")
     assert "return 1" in source and "visible_test" not in source
+
+
+@pytest.mark.slow
+def test_a_test_cell_fails_with_the_graders_message(monkeypatch, capsys):
+    """visible_test grades what the kernel ran (here: the reference's cells with a GAE that ignores lam)."""
+    from autograder import notebook_checks
+    lab = read_lab(REFERENCE.read_text())
+    cells = [lab.preamble] + [fn.source.replace("gamma * lam * next_adv", "gamma * next_adv")
+                              for part in lab.parts for fn in part.functions]
+    monkeypatch.setattr(notebook_checks, "kernel_cells", lambda: cells)
+    with pytest.raises(AssertionError, match="gae.known_values failed: "):
+        notebook_checks.visible_test("gae.known_values")
+    printed = capsys.readouterr().out
+    assert printed.startswith("[FAIL] gae.known_values (0/4)") and "Smallest failing input" in printed
