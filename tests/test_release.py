@@ -110,7 +110,8 @@ def test_handout_teaches_every_function_and_its_points(built, raw):
     for command in ("python -m pytest tests", "python self_check.py", "python run_experiments.py"):
         assert command in readme
     assert "blind spot" in readme and "run only when you submit" in readme
-    assert readme.count("Values at positions where mask == 0") == 1, "the shapes paragraph is shown once"
+    intro = Sources.load().lab.intro
+    assert readme.count(intro) == 1 and readme.count("Shapes:") == 1, "the lab's intro and its shapes are shown once"
     assert read_zip(built["student"]) and "`cd lab12`" in readme, "the handout names the folder the zip unpacks to"
     assert "withheld until after the due date" in readme and "worth 0 points" in readme  # the feedback policy
 
