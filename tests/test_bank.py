@@ -63,6 +63,14 @@ MUST_FAIL = {
     "kl.kind_not_passed": "kl.shaped_matches_reference",
     "kl.penalty_summed_on_last_token": "kl.shaped_matches_reference",
     "kl.penalty_mean_with_padding": "kl.shaped_known_values",
+    # from public code: each is caught only where the domain reaches far enough
+    "ppo_clip.log_ratio_clamped": "ppo_clip.policy_matches_reference",      # |logp - old_logp| > 20
+    "ppo_clip.dual_clip": "ppo_clip.policy_matches_reference",              # ratio > 3 with A < 0
+    "ppo_clip.value_fixed_clip_eps": "ppo_clip.value_matches_reference",    # clip_eps != 0.2
+    "kl.k3_clamped": "kl.estimate_matches_reference",                       # k3 > 10
+    "kl.log_ratio_clamped_20": "kl.estimate_matches_reference",             # |d| > 20
+    "kl.scores_clipped": "kl.shaped_matches_reference",                     # |score| > 5
+    "kl.unknown_kind_not_implemented": "kl.estimators_known_values",        # only that check
 }
 # in these parts a mistake never raises: each of its failures shows expected against got
 SHOWS_EXPECTED = {"gae", "ppo_clip"}
@@ -80,6 +88,12 @@ def test_each_part_has_mistakes_with_hints_and_variants_of_each_function(part):
         assert e.hint and "\n" not in e.hint, e.id
     for function in config.load().parts[part]:
         assert any(not e.is_mistake and e.function == function for e in entries), function
+
+
+def test_mistakes_from_public_code_cite_their_source():
+    public = [e for e in ENTRIES if e.impl.__module__ == "autograder.bank.public_code"]
+    assert len(public) >= 16
+    assert all(e.is_mistake and len(e.source) > 20 for e in public), [e.id for e in public if not e.source]
 
 
 def test_must_fail_names_real_mistakes_and_checks():

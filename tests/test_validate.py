@@ -1,4 +1,4 @@
-"""`python -m autograder validate`: the grader checked against the mistake bank."""
+"""`python -m autograder validate`: the grader checked against the mistake bank and the null submissions."""
 
 from __future__ import annotations
 
@@ -6,9 +6,15 @@ import argparse
 
 import pytest
 
-from autograder import bank
+from autograder import bank, checks, config
+from autograder.checks import CheckFailed
 from autograder.commands import validate
+from autograder.reference import load_reference
+from autograder.remote import SubmissionError
+from autograder.validity import local, nulls
 from autograder.validity import validation as val
+
+PARTS = list(config.load().parts)
 
 
 def run(*argv: str) -> int:
@@ -28,9 +34,41 @@ def test_one_part_validates(capsys):
     entries = first_entries("gae")
     if not entries:
         pytest.skip("the bank has no gae entries yet")
-    assert run("--parts", "gae", "--elsewhere-examples", "0", "--entries", ",".join(entries)) == 0
+    assert run("--parts", "gae", "--elsewhere-examples", "0", "--no-nulls", "--no-coverage",
+               "--entries", ",".join(entries)) == 0
     out = capsys.readouterr().out
     assert "mutation score" in out and "every expectation holds" in out
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_null_submissions_score_nothing_in_any_check_of_the_part(part):
+    """In-process (no sandbox): every check of the part fails every null submission."""
+    reference = load_reference()
+    for null in nulls.NULLS.values():
+        module = local.module_from_source(nulls.null_source(null), f"null_{null.name}")
+        for check in checks.load_all().values():
+            if check.part != part:
+                continue
+            with pytest.raises((CheckFailed, SubmissionError)):
+                check.run(local.local_context(module, reference))
+
+
+def test_every_null_rule_covers_the_seven_functions():
+    from autograder.remote import CONTRACT
+    for null in nulls.NULLS.values():
+        assert set(null.bodies) == set(CONTRACT), null.name
+
+
+def test_judge_flags_a_scoring_null_and_a_wrong_hint():
+    subject = val.Subject("null.zeros", "null", None, "zeros", ("gae",))
+    outcome = val.Outcome(subject, [
+        val.TestOutcome("gae.padding_ignored", ["gae"], 3, 3, "", ""),
+        val.TestOutcome("gae.matches_reference", ["gae"], 0, 5, "hint (looks like: no_mask)", "differs"),
+    ], 1.0)
+    verdict = val.judge(outcome)
+    assert verdict.problems == ["wrong hint on gae.matches_reference: names no_mask",
+                                "scores 3 on gae.padding_ignored"]
+    assert (verdict.hints, verdict.right_hints) == (1, 0)
 
 
 def test_judge_flags_a_mistake_that_costs_points_elsewhere():
@@ -49,6 +87,13 @@ def test_judge_flags_an_uncaught_mistake_and_a_failing_variant():
     assert not val.judge(val.Outcome(val.Subject("gae.x", "mistake", "gae", "x", ("gae",)), tests, 1.0)).caught
     lost = [val.TestOutcome("gae.matches_reference", ["gae"], 0, 6, "", "differs")]
     assert val.judge(val.Outcome(val.Subject("gae.v", "variant", "gae", "v", ("gae",)), lost, 1.0)).problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("part", PARTS)
+def test_null_submissions_validate_through_the_sandbox(part, capsys):
+    assert run("--parts", part, "--entries", "none", "--no-coverage", "--elsewhere-examples", "0") == 0
+    assert "null submission" in capsys.readouterr().out
 
 
 @pytest.mark.slow

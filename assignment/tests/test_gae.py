@@ -1,7 +1,7 @@
 """Public test of part gae (compute_gae): a small hand-computed example with a ragged mask."""
 
 import torch
-from conftest import expect_close
+from expect import expect_close
 
 from rlhf import compute_gae
 

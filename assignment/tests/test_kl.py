@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import expect_close
+from expect import expect_close
 
 from rlhf import kl_estimate, shaped_rewards
 

@@ -3,7 +3,7 @@
 import math
 
 import torch
-from conftest import expect_close
+from expect import expect_close
 
 from rlhf import ppo_policy_loss, ppo_value_loss
 

@@ -160,8 +160,10 @@ def handout_calls() -> list[tuple[str, list, object]]:
         setattr(fake, name, recording(name))
     saved = sys.modules.get("rlhf")
     sys.modules["rlhf"] = fake
+    folder = Path(REFERENCE).parent.parent / "assignment" / "tests"
+    sys.path.insert(0, str(folder))  # the tests' own helpers (expect.py)
     try:
-        for path in sorted((Path(REFERENCE).parent.parent / "assignment" / "tests").glob("test_*.py")):
+        for path in sorted(folder.glob("test_*.py")):
             spec = importlib.util.spec_from_file_location(f"handout_{path.stem}", path)
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
@@ -172,6 +174,7 @@ def handout_calls() -> list[tuple[str, list, object]]:
                     except Exception:  # noqa: BLE001 - a test that the reference fails records what it called
                         pass
     finally:
+        sys.path.remove(str(folder))
         if saved is None:
             sys.modules.pop("rlhf", None)
         else:
