@@ -85,17 +85,49 @@ def causal_mask(T: int) -> torch.Tensor:
     return torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
 
 
+class SelfAttention(nn.Module):
+    """Causal multi-head self-attention with an optional key/value cache for incremental decoding.
+
+    Parameters and their initialisation are those of nn.MultiheadAttention(d, n_head) (same names,
+    so checkpoints load either way); computed as plain matrix products, which at this size costs
+    a fraction of the general module's overhead.
+    """
+
+    def __init__(self, d: int, n_head: int):
+        super().__init__()
+        self.n_head = n_head
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))
+        self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
+        self.out_proj = nn.Linear(d, d)
+        nn.init.xavier_uniform_(self.in_proj_weight)
+        nn.init.zeros_(self.out_proj.bias)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+        """x: (B, T, d) -> (B, T, d). mask: (T, S) additive, S = T + the positions already in `cache`.
+
+        With a `cache` (a dict, filled in place), x holds only the positions after the cached ones.
+        """
+        B, T, d = x.shape
+        q, k, v = F.linear(x, self.in_proj_weight, self.in_proj_bias) \
+            .view(B, T, 3, self.n_head, d // self.n_head).permute(2, 0, 3, 1, 4)  # each (B, heads, T, d/heads)
+        if cache is not None:
+            if cache:
+                k, v = torch.cat([cache["k"], k], 2), torch.cat([cache["v"], v], 2)
+            cache["k"], cache["v"] = k, v
+        weights = torch.softmax(q @ k.transpose(-2, -1) * (d // self.n_head) ** -0.5 + mask, -1)
+        return self.out_proj((weights @ v).transpose(1, 2).reshape(B, T, d))
+
+
 class Block(nn.Module):
     def __init__(self, d: int, n_head: int):
         super().__init__()
         self.ln1 = nn.LayerNorm(d)
-        self.attn = nn.MultiheadAttention(d, n_head, batch_first=True)
+        self.attn = SelfAttention(d, n_head)
         self.ln2 = nn.LayerNorm(d)
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        h = self.ln1(x)
-        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x), mask, cache)
         return x + self.mlp(self.ln2(x))
 
 
@@ -109,18 +141,26 @@ class TinyLM(nn.Module):
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, V)
 
-    def hidden(self, ids: torch.Tensor) -> torch.Tensor:
-        """ids: (B, T) long -> final-layer hidden states (B, T, d), before the head."""
+    def hidden(self, ids: torch.Tensor, cache: list[dict] | None = None) -> torch.Tensor:
+        """ids: (B, T) long -> final-layer hidden states (B, T, d), before the head.
+
+        `cache` (one dict per block, from `new_cache`, filled in place) decodes incrementally: ids are
+        then the positions right after those already cached.
+        """
+        start = cache[0]["k"].shape[2] if cache and cache[0] else 0
         T = ids.shape[1]
-        x = self.tok(ids) + self.pos(torch.arange(T))
-        mask = causal_mask(T)
-        for blk in self.blocks:
-            x = blk(x, mask)
+        x = self.tok(ids) + self.pos(torch.arange(start, start + T))
+        mask = causal_mask(start + T)[start:]
+        for blk, blk_cache in zip(self.blocks, cache or [None] * len(self.blocks)):
+            x = blk(x, mask, blk_cache)
         return self.ln(x)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """ids: (B, T) long -> logits (B, T, V). Position t predicts token t+1."""
         return self.head(self.hidden(ids))
+
+    def new_cache(self) -> list[dict]:
+        return [{} for _ in self.blocks]
 
 
 # ---------------------------------------------------------------- batching helpers
@@ -164,9 +204,11 @@ def sample(model: TinyLM, prompts: list[str], temperature: float = 1.0,
     B = ids.shape[0]
     done = torch.zeros(B, dtype=torch.bool)
     mask = torch.zeros(B, max_new)
+    # rows are independent: groups of at most 512 keep memory small. Each step feeds only the newest
+    # token of each row, attending to the keys and values cached for the earlier ones.
+    groups = [(rows, model.new_cache()) for rows in ids.split(512)]
     for t in range(max_new):
-        # rows are independent: a forward pass over at most 512 of them at a time keeps memory small
-        last = torch.cat([model(rows)[:, -1, :] for rows in ids.split(512)])
+        last = torch.cat([model.head(model.hidden(rows, cache)[:, -1, :]) for rows, cache in groups])
         logits = sampling_logits(last) / max(temperature, 1e-6)
         if greedy:
             nxt = logits.argmax(-1)
@@ -175,6 +217,7 @@ def sample(model: TinyLM, prompts: list[str], temperature: float = 1.0,
         nxt = torch.where(done, torch.full_like(nxt, PAD), nxt)
         mask[:, t] = (~done).float()
         ids = torch.cat([ids, nxt[:, None]], dim=1)
+        groups = [(rows, cache) for rows, (_, cache) in zip(nxt[:, None].split(512), groups)]
         done |= nxt == EOS
     model.train(was_training)
     return {"ids": ids, "prompt_len": L, "mask": mask}

@@ -162,7 +162,7 @@ def train_ppo(policy: TinyLM, rm: DigitRM, parts: Parts, cfg: PPOConfig,
     rng = random.Random(cfg.seed)
     ref = copy.deepcopy(policy).eval().requires_grad_(False)
     critic = ValueModel(policy)
-    opt = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=cfg.lr, foreach=True)
+    opt = torch.optim.Adam(list(policy.parameters()) + list(critic.parameters()), lr=cfg.lr, fused=True)
     params = [p for group in opt.param_groups for p in group["params"]]
     history = []
     for it in range(cfg.iterations):
