@@ -78,7 +78,8 @@ def test_a_match_on_the_shrunk_input_that_fresh_inputs_refute_is_not_named(monke
     use_bank(monkeypatch, entry("one_step", one_step_only, "one step"), entry("forward_recursion", forward_recursion,
                                                                              "forwards"))
     answer = one_step_only(REWARDS, VALUES, MASK, **KWARGS)
-    assert diagnosis.diagnose("gae", failure(answer), REFERENCE, ask(one_step_only)) == "one step (looks like: one_step)"
+    named = diagnosis.diagnose("gae", failure(answer), REFERENCE, ask(one_step_only))
+    assert named == "one step (looks like: one_step)"
     use_bank(monkeypatch, entry("one_step_lookalike", lambda r, v, m, gamma=1.0, lam=0.95:
                                 (r * m, (r + v) * m) if torch.equal(r, REWARDS) else (r * 0, v * 0), "lookalike"))
     assert diagnosis.diagnose("gae", failure(answer), REFERENCE, ask(one_step_only)) == ""

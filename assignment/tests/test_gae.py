@@ -2,7 +2,6 @@
 
 import torch
 from expect import expect_close
-
 from rlhf import compute_gae
 
 

@@ -3,7 +3,6 @@
 import pytest
 import torch
 from expect import expect_close
-
 from rlhf import kl_estimate, shaped_rewards
 
 

@@ -4,7 +4,6 @@ import math
 
 import torch
 from expect import expect_close
-
 from rlhf import ppo_policy_loss, ppo_value_loss
 
 

@@ -6,7 +6,6 @@ it mirrors (here rm_loss.bt_known_values, ...); the hidden tests check much more
 
 import torch
 from expect import expect_close
-
 from rlhf import bradley_terry_loss, ranking_loss
 
 

@@ -71,8 +71,12 @@ def _d(a: dict) -> torch.Tensor:
     return d[a["mask"].bool()] if "mask" in a else d.reshape(-1)
 
 
+def _kind_is(kind: str) -> Region:
+    return lambda a: a["kind"] == kind
+
+
 def _kinds() -> dict[str, Region]:
-    return {f"kind = {k!r}": (lambda k: lambda a: a["kind"] == k)(k) for k in ("k1", "k2", "k3")}
+    return {f"kind = {k!r}": _kind_is(k) for k in ("k1", "k2", "k3")}
 
 
 def _d_regions() -> dict[str, Region]:

@@ -55,7 +55,8 @@ def _discounted_sum(x: torch.Tensor, mask: torch.Tensor, discount: float) -> tor
     return out
 
 
-@check("gae.matches_reference", "compute_gae matches the reference (T = 1 to 48, ragged and full rows, gamma and lam in [0, 1], float32/64)",
+@check("gae.matches_reference",
+       "compute_gae matches the reference (T = 1 to 48, ragged and full rows, gamma and lam in [0, 1], float32/64)",
        functions=FN)
 def matches_reference(ctx: Context) -> None:
     def body(case):

@@ -64,12 +64,13 @@ def rollouts(draw):
     kind, beta = draw(st.sampled_from(KINDS)), draw(bounded(0.0, 1.0))
     inp = draw(ragged_ranges((WHERE, LOG_RATIOS), garbage=(1.0, 40.0)))
     logp, ref_logp = logprob_pair(*inp.tensors)
-    scores = torch.tensor(draw(st.lists(bounded(-50.0, 50.0), min_size=len(inp.mask), max_size=len(inp.mask))),
-                          dtype=inp.dtype)
+    B = len(inp.mask)
+    scores = torch.tensor(draw(st.lists(bounded(-50.0, 50.0), min_size=B, max_size=B)), dtype=inp.dtype)
     return scores, logp, ref_logp, inp.mask, beta, kind
 
 
-@check("kl.estimate_matches_reference", "kl_estimate matches the reference (k1, k2, k3; |logp - ref_logp| up to 40; float32/64)",
+@check("kl.estimate_matches_reference",
+       "kl_estimate matches the reference (k1, k2, k3; |logp - ref_logp| up to 40; float32/64)",
        functions=("kl_estimate",))
 def estimate_matches_reference(ctx: Context) -> None:
     def body(case):
