@@ -98,9 +98,31 @@ def test_kl_and_shaped_rewards(ref, case, kind, beta):
     assert shaped.dtype == mask.dtype and same_on_mask(shaped, want, mask)
 
 
-def test_kl_unknown_kind_raises(ref):
+@pytest.mark.parametrize("kind", ["k4", "K1", "", "k3 "])  # kind is case-sensitive and exact
+def test_kl_unknown_kind_raises(ref, kind):
     with pytest.raises(ValueError):
-        ref.kl_estimate(torch.zeros(1, 1), torch.zeros(1, 1), "k4")
+        ref.kl_estimate(torch.zeros(1, 1), torch.zeros(1, 1), kind)
+
+
+def test_garbage_of_the_declared_size_at_padding_changes_nothing(ref):
+    """Padding may hold finite garbage up to +-1000 (log-probs: anywhere in [-40, 0]): no output at a
+    generated position, and no loss, may change."""
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    pad = ~mask.bool()
+    x = torch.tensor([[0.5, -1.0, 0.0], [2.0, 0.0, 0.0]])
+    lp = torch.tensor([[-1.0, -2.0, -3.0], [-0.5, -3.0, -3.0]])
+    big, low = torch.where(pad, 1000.0, x), torch.where(pad, -40.0, lp)
+    same = lambda a, b: torch.allclose(torch.where(mask.bool(), a, 0.0), torch.where(mask.bool(), b, 0.0))  # noqa: E731
+    assert all(same(a, b) for a, b in zip(ref.compute_gae(x, x, mask, 0.9, 0.8),
+                                          ref.compute_gae(big, torch.where(pad, -1000.0, x), mask, 0.9, 0.8)))
+    old = lp - 0.1
+    assert torch.allclose(ref.ppo_policy_loss(lp, old, x, mask),
+                          ref.ppo_policy_loss(low, torch.where(pad, 0.0, old), big, mask))
+    assert torch.allclose(ref.ppo_value_loss(x, x * 0.5, x, mask),
+                          ref.ppo_value_loss(big, torch.where(pad, -1000.0, x * 0.5), big, mask))
+    scores = torch.tensor([1.0, -2.0])
+    assert same(ref.shaped_rewards(scores, lp, lp - 1, mask, 0.5, "k3"),
+                ref.shaped_rewards(scores, low, torch.where(pad, 0.0, lp - 1), mask, 0.5, "k3"))
 
 
 @SETTINGS
