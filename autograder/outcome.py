@@ -176,8 +176,10 @@ def test_text(t: TestResult, show_inputs: bool = True) -> str:
         lines += ["Smallest failing input:", clean(f.inputs, MAX_TEXT)]
     if show_inputs and f.submission_text:
         lines += [f"Your code said: {clean(f.submission_text, MAX_TEXT)}"]
-    if f.expected or f.got:
-        lines += [f"Expected: {clean(f.expected, MAX_TEXT)}", f"Got:      {clean(f.got, MAX_TEXT)}"]
+    if f.expected:
+        lines.append(f"Expected: {clean(f.expected, MAX_TEXT)}")
+    if f.got:
+        lines.append(f"Got:      {clean(f.got, MAX_TEXT)}")
     if f.hint:
         lines.append(f"Hint: {clean(f.hint, MAX_TEXT)}")
     if f.details:

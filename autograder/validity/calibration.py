@@ -158,7 +158,8 @@ def append_raw(path: Path, runs: list[Run], e2e: dict) -> None:
 def load_raw(path: Path, e2e: dict) -> list[Run]:
     """The runs of a JSON-lines file made with the same measured settings (others are ignored), so
     thresholds can be changed and the margins recomputed without training again."""
-    from autograder.e2e import REGISTRY
+    from autograder.e2e import load_all
+    REGISTRY = load_all()
     if not path.is_file():
         return []
     runs = []
@@ -174,7 +175,8 @@ def load_raw(path: Path, e2e: dict) -> list[Run]:
 
 def measured(spec: dict) -> dict:
     """The settings a run's measurements depend on: not its points, visibility or thresholds."""
-    from autograder.e2e import REGISTRY
+    from autograder.e2e import load_all
+    REGISTRY = load_all()
     thresholds = {bound for test in REGISTRY.values() for bound in test.thresholds}
     ignored = thresholds | {"points", "visibility", "inputs_visibility", "lane"}
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in spec.items() if k not in ignored}
@@ -235,7 +237,8 @@ def quantile(values: list[float], q: float) -> float:
 
 def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: float) -> list[Row]:
     """Rows for the reference's runs (entry None), one per criterion of each measured test."""
-    from autograder.e2e import REGISTRY, threshold
+    from autograder.e2e import load_all, threshold
+    REGISTRY = load_all()
     rows = []
     for test in dict.fromkeys(r.test for r in runs if r.entry is None):
         mine = [r for r in runs if r.test == test and r.entry is None]
@@ -248,7 +251,8 @@ def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: flo
 
 
 def _fails(test: str, spec: dict, run: Run, metric: str) -> bool:
-    from autograder.e2e import REGISTRY, margin, threshold
+    from autograder.e2e import load_all, margin, threshold
+    REGISTRY = load_all()
     for c in REGISTRY[test].criteria:
         if c.metric == metric:
             m = margin(run.metrics[metric], threshold(spec, c.bound), c.side)
