@@ -54,7 +54,7 @@ def _grade(job: dict) -> dict:
         path = Path(tmp) / "submission" / job["filename"]
         path.parent.mkdir()
         path.write_bytes(job["data"])
-        result = grade(path, only=set(job["only"]) or None)
+        result = grade(path, only=set(job["only"]) or None, secrets=[Path(p) for p in job.get("secrets", [])])
         result.submission = f"{job['student']}/{job['filename']}"  # the reports name the student, not a temp path
         out = Path(tmp) / "out"
         write_reports(result, out)

@@ -134,7 +134,8 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
         from autograder.batch.progress import progress_bar
         with progress_bar(console) as bar:
             task = bar.add_task("grading", total=len(todo), failed=0)
-            for outcome in _outcomes(todo, only, version, workers, job_seconds, dask):
+            secrets = [str(Path(source).resolve()), str(out.resolve())]
+            for outcome in _outcomes(todo, only, version, workers, job_seconds, dask, secrets):
                 sub = subs[outcome["student"]]
                 worker = outcome.pop("worker_grader", version)
                 if worker != version:  # recorded under the grader that made it: the next run regrades it
@@ -174,9 +175,10 @@ def empty(job: dict, problem: str, points: float) -> dict:
 
 
 def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, version: str, workers: int,
-              job_seconds: float, dask: str | None) -> Iterator[dict]:
+              job_seconds: float, dask: str | None, secrets: list[str]) -> Iterator[dict]:
+    """Each job's outcome; `secrets`: what no submission may reach (the class's files, the output folder)."""
     jobs = ({"student": sub.student, "filename": sub.filename, "data": sub.data(), "only": only or [],
-             "key": key} for sub, key in todo)
+             "key": key, "secrets": secrets} for sub, key in todo)
     if dask:
         from autograder.batch.dask_runner import run_on_dask
         yield from run_on_dask(dask, jobs)

@@ -12,6 +12,7 @@ EXAMPLES = """examples:
   python -m autograder grade rlhf.py --out report/            the full grade (about a minute)
   python -m autograder grade lab12/ --out report/ --only gae  a folder holding rlhf.py; one part only
   python -m autograder grade rlhf.ipynb --out report/ --only rm_loss,e2e --quiet
+  python -m autograder grade rlhf.py --out report/ --self-check  the visible checks only (no reference needed)
 
 A grade that finds failing tests is still a finished grade: exit 0 (Gradescope's run_autograder
 relies on it). Exit 2 means nothing was graded: the reason is on stderr."""
@@ -24,23 +25,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder for results.json, report.md and report.html (created if needed)")
     parser.add_argument("--only", type=comma_list, default=[], metavar="PARTS",
                         help="comma-separated parts to grade (e.g. gae,kl) or e2e; default: everything")
+    parser.add_argument("--self-check", action="store_true",
+                        help="only the visible checks, which need no reference (what students run; no e2e tests)")
     parser.add_argument("--quiet", action="store_true", help="do not print the score table")
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.paths import REFERENCE
     check_input(args.path, "submission")
     cfg = load_config()
     only = check_only(args.only, list(cfg.parts), list(cfg.tests))
     check_out_folder(args.out)
-    if not REFERENCE.is_file():
-        fail(f"a full grade needs the reference {REFERENCE}, which this copy of the grader does not have "
-             "(students: run `python self_check.py` for the visible tests)")
 
     from autograder.grade import GraderError, grade
     from autograder.report import summary_lines, write_reports
     try:
-        result = grade(args.path, only=only, cfg=cfg, secrets=[args.out])
+        result = grade(args.path, only=only, cfg=cfg, mode="self_check" if args.self_check else "full",
+                       secrets=[args.out])
     except GraderError as exc:
         fail(str(exc))
     try:
