@@ -321,3 +321,23 @@ def test_startup_cost_of_bubblewrap_is_small(tmp_path):
     for level, (start, kill) in costs.items():
         print(f"Child start {start:.0f} ms, kill {kill:.0f} ms: {level}")
     assert wrapped - plain < 200
+
+
+def test_without_landlock_files_in_shared_tmpfs_count_as_memory(tmp_path):
+    """The Docker level on a kernel without Landlock: /dev/shm is writable, and what the child's uid holds
+    there is added to the polled memory (PSS does not see it)."""
+    iso = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)
+    if not iso.own_uid or iso.cgroup or not sandbox._on_tmpfs("/dev/shm"):
+        pytest.skip("needs root, no cgroup (else the cgroup counts it) and /dev/shm on tmpfs")
+    path = tmp_path / "rlhf.py"
+    path.write_text("import os, time\ndef hog():\n    for i in range(40):\n"
+                    "        with open(f'/dev/shm/lab12-hog-{os.getpid()}-{i}', 'wb') as f:\n"
+                    "            f.write(b'1' * (8 << 20))\n    time.sleep(30)\n")
+    limits = dataclasses.replace(config.load().limits, memory_mb=250)  # torch ~150 MB + 320 MB of files
+    child = sandbox.Child(path, limits, iso)
+    try:
+        with pytest.raises(sandbox.ChildFailure, match="ran out of memory"):
+            child.request({"op": "call", "fn": "hog", "args": [], "kwargs": {}, "grad": []}, timeout=20)
+    finally:
+        child.kill()
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith("lab12-hog-")]

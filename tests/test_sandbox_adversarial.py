@@ -7,8 +7,8 @@ agrees with the grade, no report holds a line of the reference or of a hidden ch
 of the submission survives. The suite runs at every level a deployment reaches: as detected (CI: root +
 bubblewrap), and at the Docker level (tests/docker_level.py: root, namespaces refused, so own uid +
 Landlock + seccomp; `.ci/run` runs this file there too). Before each grade the secrets preflight runs
-as a real grade runs it: where it refuses (a level that cannot hide the grader's files), the attacks on
-secrecy pass by that refusal (fail closed), and the others are graded anyway.
+inside grade(): where it refuses (a level that cannot hide the grader's files), the attacks on secrecy
+pass by that refusal (fail closed), and the others are skipped there.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, ipc, isolation, preflight, sandbox
+from autograder import config, ipc, isolation, sandbox
 from autograder.grade import GraderError, grade
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
 from autograder.report import write_reports
@@ -59,18 +59,6 @@ def arena(monkeypatch):
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
     yield root
     shutil.rmtree(root, ignore_errors=True)
-
-
-def secrets_hidden(cfg, out: Path) -> bool:
-    """The preflight a real grade runs first; False when it refuses to grade at this level."""
-    try:
-        preflight.ensure_secrets_hidden(cfg.limits, [out])
-        return True
-    except preflight.SecretsVisible as exc:
-        assert "not grading" in str(exc) or "would be readable" in str(exc)
-        if os.environ.get("LAB12_SANDBOX") == "bwrap":
-            pytest.fail(f"LAB12_SANDBOX=bwrap, yet the secrets preflight refuses: {exc}")
-        return False
 
 
 def sysv_of_children() -> list[tuple[str, int]]:
@@ -111,11 +99,10 @@ def attack(tmp_path: Path, arena: Path, name: str, base: Path, only: set[str], c
            files: dict[str, str] | None = None, secrecy: bool = False, **limits):
     """Build the submission, grade it, write the reports, and check what holds for every attack.
 
-    `secrecy`: the attack tries to read the grader's files; None when the preflight refuses the level."""
+    A level that cannot hide the grader's files makes grade() refuse (its secrets preflight): then an attack
+    on secrecy (`secrecy`) has been stopped, and returns None; any other attack is skipped there."""
     out = tmp_path / "out"
     out.mkdir()
-    if not secrets_hidden(cfg, out) and secrecy:
-        return None
     folder = tmp_path / "submission"
     folder.mkdir()
     snippet = (ATTACKS / f"{name}.py").read_text() if name else ""
@@ -128,7 +115,15 @@ def attack(tmp_path: Path, arena: Path, name: str, base: Path, only: set[str], c
     if limits:
         cfg = dataclasses.replace(cfg, limits=dataclasses.replace(cfg.limits, **limits))
     started = time.monotonic()
-    result = grade(folder, only=only, cfg=cfg)
+    try:
+        result = grade(folder, only=only, cfg=cfg, secrets=[out])
+    except GraderError as exc:
+        assert "would be readable or writable by submissions" in str(exc), exc
+        if os.environ.get("LAB12_SANDBOX") == "bwrap":
+            pytest.fail(f"LAB12_SANDBOX=bwrap, yet the secrets preflight refuses: {exc}")
+        if secrecy:
+            return None
+        pytest.skip(f"refused at this level (fail closed): {str(exc)[:200]}")
     seconds = time.monotonic() - started
     assert not (out / "FORGED").exists() and not (ROOT / "FORGED").exists()
     write_reports(result, out)
