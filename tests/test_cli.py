@@ -109,3 +109,17 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
 
 def _children(pid: int) -> list[str]:
     return subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+
+
+def test_self_check_is_an_explicit_mode(tmp_path):
+    import json
+
+    from autograder import config
+    (tmp_path / "rlhf.py").write_text("def bradley_terry_loss(:\n")
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "rlhf.py"), "--out",
+                          str(tmp_path / "out"), "--only", "rm_loss", "--self-check"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    every = {t for t in config.load().tests if t.startswith("rm_loss.")}
+    ran = {t["name"].split(":")[0] for t in json.loads((tmp_path / "out" / "results.json").read_text())["tests"]}
+    assert ran and ran < every and not any("reference" in t for t in ran)  # reference-free checks only
