@@ -102,3 +102,23 @@ def test_the_reference_scores_full_marks(bundle, tmp_path):
     results = run_autograder(bundle, tmp_path, REFERENCE.read_text())
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0, \
         [(t["name"], t.get("output", "")[:300]) for t in results["tests"] if t["score"] < t["max_score"]]
+
+
+def test_a_grader_that_dies_tells_students_only_a_fixed_sentence(bundle, tmp_path):
+    """The judge killed mid-grade (as by the OOM killer) after writing hidden material to stderr:
+    results.json holds the fixed sentence only; the stderr goes to stdout, which is staff-only."""
+    root = unpack(bundle, tmp_path, REFERENCE.read_text())
+    (root / "hook").mkdir()
+    (root / "hook" / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        "if sys.orig_argv[1:4] == ['-m', 'autograder', 'grade']:\n"
+        "    sys.stderr.write('HIDDEN-INPUT tensor([[0.25, -1.5]]) and a hidden check line\\n')\n"
+        "    sys.stderr.flush()\n"
+        "    os.kill(os.getpid(), 9)\n")
+    done = at_docker_level(root, ["/autograder/run_autograder"], {"PYTHONPATH": "/autograder/hook"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = (root / "results" / "results.json").read_text()
+    results = json.loads(text)
+    assert results["score"] == 0 and results["stdout_visibility"] == "hidden"
+    assert "the GRADER failed" in results["output"] and "HIDDEN-INPUT" not in text
+    assert "HIDDEN-INPUT" in done.stdout and "exit code 137" in done.stdout
