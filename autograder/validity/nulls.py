@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from autograder.paths import REFERENCE
+from autograder.reference import load_reference
 from autograder.remote import CONTRACT
 
 
@@ -98,15 +99,18 @@ MEMORY = {memory!r}
 def _memorized(name, arguments):
     args = [arguments[k] for k in _ARGS[name]]
     for fn, inputs, answer in MEMORY:
-        if fn == name and len(inputs) == len(args) and all(
-                (isinstance(a, torch.Tensor) and isinstance(b, list) and list(a.shape) == list(torch.tensor(b).shape)
-                 and torch.allclose(a.double(), torch.tensor(b).double())) or a == b
-                for a, b in zip(args, inputs)):
+        if fn == name and len(inputs) == len(args) and all(_equal(a, b) for a, b in zip(args, inputs)):
             like = next(a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point())
             if name == "compute_gae":
                 return tuple(torch.tensor(a, dtype=like.dtype) for a in answer)
             return torch.tensor(answer, dtype=like.dtype)
     return _fallback(name, args)
+
+def _equal(a, b):
+    if not isinstance(a, torch.Tensor):
+        return a == b
+    b = torch.tensor(b)
+    return a.shape == b.shape and torch.allclose(a.double(), b.double())
 
 def _fallback(name, args):
     like = args[0]
@@ -120,14 +124,6 @@ def _fallback(name, args):
 '''
 
 
-def _reference():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("lab12_reference_nulls", REFERENCE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _signature(ref, name: str) -> str:
     return str(inspect.signature(getattr(ref, name))).split(" ->")[0]
 
@@ -137,7 +133,7 @@ def handout_calls() -> list[tuple[str, list, object]]:
     (assignment/tests), recorded by running them against the reference."""
     import importlib.util
 
-    ref = _reference()
+    ref = load_reference()
     calls = []
 
     def recording(name):
@@ -184,7 +180,7 @@ def handout_calls() -> list[tuple[str, list, object]]:
 
 def null_source(null: Null) -> str:
     """The text of an rlhf.py whose seven contract functions follow `null`'s answer rules."""
-    ref = _reference()
+    ref = load_reference()
     parts = [f'"""Null submission {null.name!r}: {null.description}."""', HELPERS]
     if any("_memorized" in body for body in null.bodies.values()):
         args = {name: list(inspect.signature(getattr(ref, name)).parameters) for name in CONTRACT}
