@@ -149,8 +149,9 @@ class Child:
         if submission is not None:
             copy_submission(Path(submission), sub, self.limits.file_bytes)
         (self.home / "tmp").mkdir()  # its writable folder without bubblewrap (with it: a private /tmp)
+        private = self.iso.own_uid  # root-only until its uid is known (then root:uid 0750): no other child reads it
         for path in [self.home, *self.home.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)  # until its uid is known: then root:uid 0750
+            path.chmod((0o700 if private else 0o755) if path.is_dir() else (0o600 if private else 0o644))
         if self.iso.cgroup is not None:
             self.leaf = isolation.CgroupLeaf(self.iso.cgroup, self.limits.memory_mb << 20, self.limits.processes)
         to_child_r, self._to_child = os.pipe()
