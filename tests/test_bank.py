@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
+from training import probe_inputs
 
 from autograder import bank, config
 from autograder.grade import grade
@@ -88,6 +90,17 @@ def test_each_part_has_mistakes_with_hints_and_variants_of_each_function(part):
         assert e.hint and "\n" not in e.hint, e.id
     for function in config.load().parts[part]:
         assert any(not e.is_mistake and e.function == function for e in entries), function
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_every_entry_runs_as_a_submission(entry: bank.Entry):
+    """An entry is self-contained: its submission (the reference + the entry) runs on a tiny valid input
+    (a helper outside the entry would raise NameError there, and be 'caught' for the wrong reason)."""
+    namespace: dict = {}
+    exec(compile(bank.submission_source(entry), entry.id, "exec"), namespace)  # trusted bank code
+    args = probe_inputs()[entry.function]
+    grad = [a.clone().requires_grad_(a.is_floating_point()) if isinstance(a, torch.Tensor) else a for a in args]
+    namespace[entry.function](*grad)
 
 
 def test_mistakes_from_public_code_cite_their_source():

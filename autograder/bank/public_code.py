@@ -1,7 +1,8 @@
 """Mistakes found in public RLHF code: bugs fixed upstream, and design choices of other libraries that
 break this lab's contract (clamps, clips, other aggregations, extra terms). Each cites its source; each
 changes the output on some valid input (solutions/rlhf.py), so each must lose points in its own part.
-The bodies are written here from the contract, not copied.
+The bodies are written here from the contract, not copied; like every entry, each is self-contained
+(bank/__init__.py: `torch`, `F` and the contract functions only).
 """
 
 from __future__ import annotations
@@ -72,17 +73,13 @@ def padding_rewards_leak(rewards, values, mask, gamma=1.0, lam=0.95):
 # ------------------------------------------------------------------ ppo_clip
 
 
-def _token_mean(per_token, mask):
-    return (per_token * mask).sum() / mask.sum()
-
-
 @mistake("ppo_clip", "ppo_policy_loss", "log_ratio_clamped",
          hint="do not clamp logp - old_logp before exp(): the ratio must be exact even far from 1",
          source=f"{VERL} compute_policy_loss: torch.clamp(log_prob - old_log_prob, min=-20.0, max=20.0)")
 def log_ratio_clamped(logp, old_logp, advantages, mask, clip_eps=0.2):
     ratio = torch.exp(torch.clamp(logp - old_logp, -20.0, 20.0))
     surrogate = torch.minimum(ratio * advantages, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantages)
-    return -_token_mean(surrogate, mask)
+    return -(surrogate * mask).sum() / mask.sum()
 
 
 @mistake("ppo_clip", "ppo_policy_loss", "dual_clip",
@@ -92,7 +89,7 @@ def dual_clip(logp, old_logp, advantages, mask, clip_eps=0.2):
     ratio = torch.exp(logp - old_logp)
     surrogate = torch.minimum(ratio * advantages, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantages)
     surrogate = torch.where(advantages < 0, torch.maximum(surrogate, 3.0 * advantages), surrogate)
-    return -_token_mean(surrogate, mask)
+    return -(surrogate * mask).sum() / mask.sum()
 
 
 @mistake("ppo_clip", "ppo_policy_loss", "clip_higher",
@@ -101,7 +98,7 @@ def dual_clip(logp, old_logp, advantages, mask, clip_eps=0.2):
 def clip_higher(logp, old_logp, advantages, mask, clip_eps=0.2):
     ratio = torch.exp(logp - old_logp)
     surrogate = torch.minimum(ratio * advantages, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps + 0.08) * advantages)
-    return -_token_mean(surrogate, mask)
+    return -(surrogate * mask).sum() / mask.sum()
 
 
 @mistake("ppo_clip", "ppo_policy_loss", "advantages_whitened_in_loss",
@@ -113,7 +110,7 @@ def advantages_whitened_in_loss(logp, old_logp, advantages, mask, clip_eps=0.2):
     advantages = (advantages - mean) / (std + 1e-8)
     ratio = torch.exp(logp - old_logp)
     surrogate = torch.minimum(ratio * advantages, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * advantages)
-    return -_token_mean(surrogate, mask)
+    return -(surrogate * mask).sum() / mask.sum()
 
 
 @mistake("ppo_clip", "ppo_policy_loss", "seq_mean_token_sum",
@@ -146,7 +143,25 @@ def value_fixed_clip_eps(values, old_values, returns, mask, clip_eps=0.2):
 # ------------------------------------------------------------------ kl
 
 
-def _estimate(d, kind):
+@mistake("kl", "kl_estimate", "k3_clamped",
+         hint="do not clamp k3: exp(-d) - 1 + d grows without bound for large |d|",
+         source=f"{VERL} kl_penalty 'low_var_kl': torch.clamp(kld, min=-10, max=10)")
+def k3_clamped(logp, ref_logp, kind="k1"):
+    d = logp - ref_logp
+    if kind == "k1":
+        return d
+    if kind == "k2":
+        return d ** 2 / 2
+    if kind == "k3":
+        return torch.clamp(torch.expm1(-d) + d, -10, 10)
+    raise ValueError(f"unknown KL estimator {kind!r}")
+
+
+@mistake("kl", "kl_estimate", "log_ratio_clamped_20",
+         hint="do not clamp the log-ratio d = logp - ref_logp: the estimators must be exact for large |d| too",
+         source=f"{VERL} kl_penalty 'low_var_kl': torch.clamp(ref_logprob - logprob, min=-20, max=20) before exp")
+def log_ratio_clamped_20(logp, ref_logp, kind="k1"):
+    d = torch.clamp(logp - ref_logp, -20, 20)
     if kind == "k1":
         return d
     if kind == "k2":
@@ -156,31 +171,19 @@ def _estimate(d, kind):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "kl_estimate", "k3_clamped",
-         hint="do not clamp k3: exp(-d) - 1 + d grows without bound for large |d|",
-         source=f"{VERL} kl_penalty 'low_var_kl': torch.clamp(kld, min=-10, max=10)")
-def k3_clamped(logp, ref_logp, kind="k1"):
-    d = logp - ref_logp
-    if kind == "k3":
-        return torch.clamp(torch.expm1(-d) + d, -10, 10)
-    return _estimate(d, kind)
-
-
-@mistake("kl", "kl_estimate", "log_ratio_clamped_20",
-         hint="do not clamp the log-ratio d = logp - ref_logp: the estimators must be exact for large |d| too",
-         source=f"{VERL} kl_penalty 'low_var_kl': torch.clamp(ref_logprob - logprob, min=-20, max=20) before exp")
-def log_ratio_clamped_20(logp, ref_logp, kind="k1"):
-    return _estimate(torch.clamp(logp - ref_logp, -20, 20), kind)
-
-
 @mistake("kl", "kl_estimate", "unknown_kind_not_implemented",
          hint="an unknown `kind` must raise ValueError (the contract's error for a bad argument), "
               "not NotImplementedError",
          source=f"{VERL} kl_penalty (and {TRL}'s kl_estimator): `raise NotImplementedError` for an unknown kind")
 def unknown_kind_not_implemented(logp, ref_logp, kind="k1"):
-    if kind not in ("k1", "k2", "k3"):
-        raise NotImplementedError
-    return _estimate(logp - ref_logp, kind)
+    d = logp - ref_logp
+    if kind == "k1":
+        return d
+    if kind == "k2":
+        return d ** 2 / 2
+    if kind == "k3":
+        return torch.expm1(-d) + d
+    raise NotImplementedError
 
 
 @mistake("kl", "shaped_rewards", "scores_clipped",
