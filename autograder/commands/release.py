@@ -14,7 +14,7 @@ EXAMPLES = """examples:
   python -m autograder release --out /tmp/lab12    somewhere else (a new or empty folder, or a previous release)
 
 Exit 2: a leak check failed (something secret would have shipped) or --out cannot be written."""
-INTERRUPTED = "release stopped; the outputs already in place are whole (each is written, then moved)"
+INTERRUPTED = "release stopped; --out may hold a partial release: run the same command again to rebuild it"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
