@@ -54,8 +54,11 @@ def find_submission(path: Path) -> Submission:
     if path.is_symlink():
         raise SubmissionNotFound(f"{path} is a link: give the file itself (links are not followed)")
     found = _in_folder(path) if path.is_dir() else path
+    if found is None and (path / "rlhf.py").is_symlink():
+        found = path / "rlhf.py"
     if found is None or not is_regular(found):
-        what = "a link, not a regular file" if found is not None and found.is_symlink() else "not there"
+        what = "a link, not a regular file: links are not followed" if found is not None and found.is_symlink() \
+            else "not there"
         raise SubmissionNotFound(f"no submission at {found or path} ({what}): give rlhf.py, a notebook, "
                                  "or a folder that contains one")
     if found.suffix == ".ipynb":
