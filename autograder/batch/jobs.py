@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 
 from autograder.batch.fingerprint import grader_version
+from autograder.outcome import part_table
 
 TEMP_PREFIX = "lab12-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
 
@@ -54,36 +55,27 @@ def _grade(job: dict) -> dict:
         path = Path(tmp) / "submission" / job["filename"]
         path.parent.mkdir()
         path.write_bytes(job["data"])
-        result = grade(path, only=set(job["only"]) or None, secrets=[Path(p) for p in job.get("secrets", [])])
+        result = grade(path, only=set(job["only"]) or None, secrets=[Path(p) for p in job.get("secrets", [])],
+                       lane_count=job.get("lanes"))
         result.submission = f"{job['student']}/{job['filename']}"  # the reports name the student, not a temp path
         out = Path(tmp) / "out"
         write_reports(result, out)
         files = {p.name: p.read_text() for p in sorted(out.iterdir()) if p.is_file()}
-    parts: dict[str, dict] = {}
-    e2e = None
-    for t in result.tests:
-        if t.tags[0] == "e2e":
-            e2e = e2e or {"score": 0.0, "max": 0.0}
-            bucket = e2e
-        else:
-            bucket = parts.setdefault(t.tags[0], {"score": 0.0, "max": 0.0})
-        bucket["score"] += t.score
-        bucket["max"] += t.max_score
+    parts = {row["part"]: {"score": row["score"], "max": row["max"]} for row in part_table(result.tests)}
+    e2e = parts.pop("e2e", None)
     tests = [{"id": t.id, "part": t.tags[0], "passed": t.passed, "score": t.score, "max_score": t.max_score,
               "seconds": round(t.seconds, 3), "diagnosis": t.diagnosis, "message": t.message[:300],
               "metrics": _metrics(t)}
              for t in result.tests]
-    status = getattr(result, "status", "graded")  # graded | not_importable | not_implemented | empty
-    return {"student": job["student"], "key": job["key"], "status": status,
-            "reason": getattr(result, "status_detail", "") if status != "graded" else "",
+    return {"student": job["student"], "key": job["key"], "status": result.status,  # graded, not_importable...
+            "reason": result.status_detail if result.status != "graded" else "",
             "score": result.score, "max_score": result.max_score, "parts": parts, "e2e": e2e,
             "tests": tests, "files": files}
 
 
 def _metrics(t) -> dict[str, float]:
     """An e2e test's measurements (gold gain, accuracy...) as plain floats, for the class report."""
-    found = getattr(getattr(t, "finding", None), "metrics", None) or {}
-    return {str(k): float(v) for k, v in found.items() if isinstance(v, (int, float))}
+    return {str(k): float(v) for k, v in t.finding.metrics.items() if isinstance(v, (int, float))}
 
 
 def _reason(exc: Exception) -> str:

@@ -176,9 +176,14 @@ def empty(job: dict, problem: str, points: float) -> dict:
 
 def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, version: str, workers: int,
               job_seconds: float, dask: str | None, secrets: list[str]) -> Iterator[dict]:
-    """Each job's outcome; `secrets`: what no submission may reach (the class's files, the output folder)."""
+    """Each job's outcome; `secrets`: what no submission may reach (the class's files, the output folder).
+
+    Local workers share this machine's CPUs: each grade gets CPUs / workers judge lanes (at least one);
+    a Dask worker's grade decides from its own machine (lanes None)."""
+    from autograder.machine import usable_cpus
+    lanes = None if dask else max(1, int(usable_cpus() // workers))
     jobs = ({"student": sub.student, "filename": sub.filename, "data": sub.data(), "only": only or [],
-             "key": key, "secrets": secrets} for sub, key in todo)
+             "key": key, "secrets": secrets, "lanes": lanes} for sub, key in todo)
     if dask:
         from autograder.batch.dask_runner import run_on_dask
         yield from run_on_dask(dask, jobs)
