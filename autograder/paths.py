@@ -13,6 +13,7 @@ SOLUTIONS = ROOT / "solutions"        # the hidden reference
 REFERENCE = SOLUTIONS / "rlhf.py"
 STARTER = ASSIGNMENT / "rlhf.py"
 GRADING_YAML = ROOT / "grading.yaml"
+WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")  # the given world, under ASSIGNMENT
 
 
 def use_world() -> None:

@@ -33,11 +33,10 @@ from pathlib import Path
 from autograder import ipc, isolation, textsafe
 from autograder.child import wire
 from autograder.config import Limits
-from autograder.paths import ASSIGNMENT
+from autograder.paths import ASSIGNMENT, WORLD_FILES
 
 CHILD_DIR = Path(__file__).with_name("child")
 CHILD_FILES = ("worker.py", "wire.py", "confine.py", "probe.py")
-WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")
 POLL_SECONDS = 0.2     # how often memory is checked when no cgroup limits it
 KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
 CHILD_ROOT: str | None = None  # where the children's folders go (None: the system's temp folder)

@@ -13,12 +13,11 @@ import hashlib
 import json
 from pathlib import Path
 
-from autograder.paths import ASSIGNMENT, GRADING_YAML, REFERENCE, ROOT
+from autograder.paths import ASSIGNMENT, GRADING_YAML, REFERENCE, ROOT, WORLD_FILES
 
 PACKAGE = ROOT / "autograder"
 # Files of the package that cannot change a grade: the batch runner, the commands and the class report.
 GRADE_NEUTRAL = ("batch/", "commands/", "__main__.py", "templates/class_report.html.j2")
-WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")  # = autograder.sandbox.WORLD_FILES
 
 
 def grader_files() -> list[Path]:
