@@ -9,6 +9,12 @@ validity code, grading.yaml, and `extra` (the output folder, other students' sub
 can read or write fails the grade closed, with one sentence that says what to fix. Paths that do not
 exist (a student's self-check has none of them) need nothing, so the self-check never refuses.
 Costs one small process start (~0.1 s, no torch import).
+
+Without bubblewrap and Landlock only file modes hide the secrets, and they cover only the copy checked
+here: another world-readable checkout or bundle elsewhere on the disk would be found by a submission
+that searches it. That level is refused too, unless the machine is known to hold no other copy:
+LAB12_SOLE_COPY=1, which the Gradescope bundle's run_autograder sets (its container holds one copy, the
+one it locks).
 """
 
 from __future__ import annotations
@@ -52,6 +58,11 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
     secrets = secret_paths(extra)
     if not secrets:
         return
+    if not iso.bwrap and not iso.landlock and os.environ.get("LAB12_SOLE_COPY") != "1":
+        raise SecretsVisible("without bubblewrap or Landlock only file modes could hide the grader's files, and "
+                             f"only this copy of them ({iso.describe()}): install bubblewrap (apt install "
+                             "bubblewrap) or use Linux >= 5.13 with Landlock enabled; where this machine holds no "
+                             "other copy of the grader (a container), LAB12_SOLE_COPY=1 accepts file modes")
     try:
         probe = Child(None, limits, iso, program="probe.py")
     except (SandboxError, ChildFailure) as exc:

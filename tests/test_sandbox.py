@@ -199,9 +199,10 @@ def test_landlock_rules_carve_grader_files_out_of_bound_folders(tmp_path, monkey
     assert rules["write"] == [str(tmp_path.resolve() / "tmp")] and "/dev/null" in rules["files"]
 
 
-def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path):
-    """Detected level: nothing readable. Own uid without bubblewrap or Landlock: the world-readable
-    repository is refused with a sentence saying what to fix; a secret of mode 0700 is hidden."""
+def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path, monkeypatch):
+    """Detected level: nothing readable. Own uid without bubblewrap or Landlock: refused (modes cover only
+    this copy), unless LAB12_SOLE_COPY=1; then the world-readable repository is refused with a sentence
+    saying what to fix, and a secret of mode 0700 is hidden."""
     from autograder import preflight
     limits = config.load().limits
     started = time.monotonic()
@@ -210,6 +211,10 @@ def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path):
     bare = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)
     if not bare.own_uid:
         pytest.skip("file modes hide nothing from a child of the same uid")
+    monkeypatch.delenv("LAB12_SOLE_COPY", raising=False)
+    with pytest.raises(preflight.SecretsVisible, match="LAB12_SOLE_COPY=1 accepts file modes"):
+        preflight.ensure_secrets_hidden(limits, [], bare)
+    monkeypatch.setenv("LAB12_SOLE_COPY", "1")
     with pytest.raises(preflight.SecretsVisible, match="chmod -R go-rwx"):
         preflight.ensure_secrets_hidden(limits, [], bare)
     secret = tmp_path / "other-student"
