@@ -26,7 +26,8 @@ from pathlib import Path
 
 from autograder import isolation, paths
 from autograder.isolation import IsolationError
-from autograder.sandbox import Child, ChildFailure, Limits, SandboxError
+from autograder.config import Limits
+from autograder.sandbox import Child, ChildFailure, SandboxError
 
 MAX_PATHS = 20_000  # a class folder of submissions: every file is asked about, up to this many
 

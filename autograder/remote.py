@@ -25,7 +25,8 @@ from pathlib import Path
 import torch
 
 from autograder import textsafe
-from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, Limits, SandboxError
+from autograder.config import Limits
+from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, SandboxError
 
 CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss",
             "ppo_value_loss", "kl_estimate", "shaped_rewards")
