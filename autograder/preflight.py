@@ -29,7 +29,7 @@ from autograder.isolation import IsolationError
 from autograder.config import Limits
 from autograder.sandbox import Child, ChildFailure, SandboxError
 
-MAX_PATHS = 20_000  # a class folder of submissions: every file is asked about, up to this many
+CHUNK = 2_000  # paths per question to the probe (a frame's JSON stays far below wire.MAX_JSON)
 
 
 class SecretsVisible(IsolationError):
@@ -49,7 +49,7 @@ def secret_paths(extra: Iterable[Path] = ()) -> list[Path]:
         if Path(root).is_dir() and not Path(root).is_symlink():
             for folder, dirs, files in os.walk(root):
                 found += [Path(folder, name) for name in dirs + files]
-    return found[:MAX_PATHS]
+    return found
 
 
 def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
@@ -69,13 +69,16 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
     except (SandboxError, ChildFailure) as exc:
         raise SecretsVisible(f"cannot check that the grader's files are hidden from submissions ({exc}); "
                              "not grading") from None
+    exposed, identities = [], _identities(secrets)
     try:
-        answer = probe.request({"op": "probe", "paths": _identities(secrets)}, timeout=60, what="the secrets probe")
+        for start in range(0, len(identities), CHUNK):
+            answer = probe.request({"op": "probe", "paths": identities[start:start + CHUNK]}, timeout=60,
+                                   what="the secrets probe")
+            exposed += [p for p in answer.get("readable", []) + answer.get("writable", []) if isinstance(p, str)]
     except ChildFailure as exc:
         raise SecretsVisible(f"the secrets probe failed ({exc}); not grading") from None
     finally:
         probe.kill()
-    exposed = [p for p in answer.get("readable", []) + answer.get("writable", []) if isinstance(p, str)]
     if exposed:
         raise SecretsVisible(f"{exposed[0]} (and {len(set(exposed)) - 1} more) would be readable or writable "
                              f"by submissions at this isolation level ({iso.describe()}): {_fix(iso)}")

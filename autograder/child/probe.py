@@ -4,6 +4,7 @@ no submission and answers one question: which of these paths could a submission 
     python -I probe.py - WORLD_DIR IN_FD OUT_FD        (the worker's argv; the first two are unused)
     {"op": "setup", ...} -> {"ready": True}; then {"ok": True} in place of an import's answer;
     {"op": "probe", "paths": [[path, st_dev, st_ino], ...]} -> {"readable": [path, ...], "writable": [...]}
+    (as many such questions as the judge asks, until it closes the channel)
 A path counts only when it names the judge's own file (same device and inode): under bubblewrap,
 /tmp is the child's private one, not the judge's.
 Standard library only (no torch import): it costs ~0.1 s. See autograder/preflight.py.
@@ -62,10 +63,14 @@ def main() -> None:
     if not confine.start(in_fd, out_fd):
         return
     confine.write_plain(out_fd, {"ok": True})
-    request = confine.read_setup(in_fd)
-    paths = [path for path, dev, ino in request.get("paths", []) if same_file(path, dev, ino)]
-    confine.write_plain(out_fd, {"readable": [p for p in paths if readable(p)],
-                                 "writable": [p for p in paths if writable(p)]})
+    while True:
+        try:
+            request = confine.read_setup(in_fd)
+        except EOFError:
+            return
+        paths = [path for path, dev, ino in request.get("paths", []) if same_file(path, dev, ino)]
+        confine.write_plain(out_fd, {"readable": [p for p in paths if readable(p)],
+                                     "writable": [p for p in paths if writable(p)]})
 
 
 if __name__ == "__main__":
