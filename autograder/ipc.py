@@ -61,6 +61,7 @@ def remove_owned_by(uid: int) -> None:
 
 
 def _remove(found: list[tuple[str, int]]) -> None:
+    assert LIBC is not None  # Linux only (owned_by finds nothing elsewhere)
     for kind, ident in found:
         if kind == "sem":
             LIBC.semctl(ctypes.c_int(ident), ctypes.c_int(0), ctypes.c_int(IPC_RMID))

@@ -1,7 +1,8 @@
 """What this machine offers to isolate the sandboxed child, and the command that starts it with all of it.
 
     iso = isolation.detect()           # probed once per judge process (one bubblewrap start, ~20 ms)
-    iso.describe()                     # "bubblewrap + own uid + Landlock + seccomp + rlimits + memory polled (no cgroup)"
+    iso.describe()                     # "bubblewrap + own uid + Landlock + seccomp + rlimits + memory polled
+                                       #  (no cgroup)"
     argv = iso.command(home, [python, "-I", worker, ...], seccomp_fd, tmp_bytes)
 
 Layers, each used when available and named in the report when missing:
@@ -134,7 +135,7 @@ def _carve(root: Path, secrets: list[Path]) -> list[Path]:
 
 def _view_roots() -> list[Path]:
     """The interpreter and its packages, outside /usr, without nested duplicates."""
-    roots = []
+    roots: list[Path] = []
     for p in sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
                      Path(sys.executable).resolve().parent.parent}):
         if not p.is_relative_to("/usr") and not any(p.is_relative_to(r) for r in roots):

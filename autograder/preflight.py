@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autograder import isolation, paths
-from autograder.isolation import IsolationError
 from autograder.config import Limits
+from autograder.isolation import IsolationError
 from autograder.sandbox import Child, ChildFailure, SandboxError
 
 CHUNK = 2_000  # paths per question to the probe (a frame's JSON stays far below wire.MAX_JSON)

@@ -161,7 +161,7 @@ def _error_of(reply: dict) -> dict:
     cleaned text for the message, an int line (the child may send anything)."""
     err = reply.get("error")
     err = err if isinstance(err, dict) else {}
-    clean = {"kind": "missing" if err.get("kind") == "missing" else "raised"}
+    clean: dict = {"kind": "missing" if err.get("kind") == "missing" else "raised"}
     name = err.get("type")
     if isinstance(name, str) and TYPE_NAME.fullmatch(name):
         clean["type"] = name

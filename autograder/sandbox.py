@@ -130,7 +130,8 @@ class Child:
             self._send(wire.encode(self._setup()), deadline, "starting the sandbox", limits.import_seconds)
             ready = self._receive(deadline, limits.import_seconds, "starting the sandbox")
         except ChildFailure as exc:
-            raise SandboxError(f"the sandbox did not start: {exc}" + (f" ({exc.detail})" if exc.detail else "")) from None
+            detail = f" ({exc.detail})" if exc.detail else ""
+            raise SandboxError(f"the sandbox did not start: {exc}{detail}") from None
         if not ready.get("ready"):
             self.kill()
             raise SandboxError("the sandbox could not confine the child: "
@@ -268,7 +269,8 @@ class Child:
         last = f"last output: {printed[-1]}" if printed else ""
         lim = self.limits
         if self._reason == "memory" or oom:
-            return f"the submission ran out of memory (limit {lim.memory_mb} MB) during {what} and was stopped", "memory", ""
+            return (f"the submission ran out of memory (limit {lim.memory_mb} MB) during {what} and was stopped",
+                    "memory", "")
         if code is None:
             return f"the submission closed its channel during {what}", "exit", ""
         signum = -code if code < 0 else code - 128 if self.iso.bwrap and code > 128 else 0  # bwrap: 128 + signal

@@ -79,7 +79,7 @@ def program() -> bytes | None:
     arch = machine()
     column = 0 if arch == "x86_64" else 1
     nr = {name: numbers[column] for name, numbers in SYSCALLS.items()}
-    code: list[tuple] = [  # (op, jump-if-true label or 0, jump-if-false label or 0, k)
+    code: list = [  # (op, jump-if-true label or 0, jump-if-false label or 0, k)
         (LD_W_ABS, 0, 0, ARCH),
         (JEQ, 0, "kill", AUDIT_ARCH[arch]),  # a foreign ABI (int 0x80 on x86_64) is never allowed
         (LD_W_ABS, 0, 0, NR),
@@ -101,7 +101,8 @@ def program() -> bytes | None:
 
 def _assemble(code: list) -> bytes:
     """Resolve labels (strings placed before an instruction) into relative jump offsets."""
-    labels, instructions = {}, []
+    labels: dict[str, int] = {}
+    instructions: list[tuple] = []
     for item in code:
         if isinstance(item, str):
             labels[item] = len(instructions)

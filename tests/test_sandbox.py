@@ -269,7 +269,8 @@ def test_capped_buffer_keeps_the_start_reads_everything_and_says_how_much_was_dr
     os.close(write)
     drainer.join(5)
     assert not drainer.is_alive()
-    assert buffer.text().startswith("x" * 10) and "9999995 more bytes of output were printed and not kept" in buffer.text()
+    assert buffer.text().startswith("x" * 10)
+    assert "9999995 more bytes of output were printed and not kept" in buffer.text()
     assert "\x1b" not in buffer.text()
 
 

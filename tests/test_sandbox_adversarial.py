@@ -247,7 +247,8 @@ def test_files_in_memory_backed_folders_count_as_memory(tmp_path, arena, cfg):
         return
     held = [line.split() for line in result.output.splitlines() if line.startswith("TMPFS held")]
     assert held, result.output
-    on_memory = {folder: int(mib) for _, _, folder, mib in held if isolation.detect().bwrap or sandbox._on_tmpfs(folder)}
+    bwrap = isolation.detect().bwrap
+    on_memory = {folder: int(mib) for _, _, folder, mib in held if bwrap or sandbox._on_tmpfs(folder)}
     assert sum(on_memory.values()) <= 2 * cfg.limits.tmp_mb, held  # $TMPDIR may be /tmp itself
 
 

@@ -32,6 +32,7 @@ torch.set_num_interop_threads(1)
 
 def import_submission(path: str):
     spec = importlib.util.spec_from_file_location("rlhf", path)
+    assert spec is not None and spec.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["rlhf"] = module
     spec.loader.exec_module(module)
