@@ -112,6 +112,11 @@ def _code_of(path: Path) -> str:
     return ast.dump(tree)
 
 
+def is_current(path: Path = DATA_FILE) -> bool:
+    """True when the shipped file matches this world (release should refuse to ship a stale one)."""
+    return bool(_load(path))
+
+
 @functools.lru_cache(maxsize=1)
 def _load(path: Path = DATA_FILE) -> dict:
     """The shipped values of a current file ({} when it is absent, unreadable or stale)."""

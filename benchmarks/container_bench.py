@@ -144,6 +144,8 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
         finally:
             groups.remove()
         score, isolation = read_results(home / "results" / "results.json", log)
+        if (home / "results" / "results.json").exists():  # per-test times, for the record
+            shutil.copy(home / "results" / "results.json", log.with_suffix(".results.json"))
     return Outcome(wall, cpu, peak, oom, survivors, score, isolation)
 
 

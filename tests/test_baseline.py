@@ -16,7 +16,7 @@ def shipped() -> dict:
 
 def test_the_shipped_file_is_current_and_covers_every_call_of_a_grade():
     data = shipped()
-    assert data["fingerprint"] == baseline.fingerprint(), \
+    assert data["fingerprint"] == baseline.fingerprint() and baseline.is_current(), \
         "autograder/data/baseline.json is stale: run `python -m autograder.baseline`"
     for kind, args in baseline.shipped_calls(config.load().e2e):
         assert baseline._key(args) in data.get(kind, {}), f"{kind}{args} is not shipped"
