@@ -37,7 +37,8 @@ def imports(name: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parents = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parents + ([base] if base else []))
             names = [base] + [f"{base}.{a.name}" for a in node.names]
         else:
             continue

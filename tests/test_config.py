@@ -6,10 +6,10 @@ import re
 from collections import defaultdict
 
 import pytest
+from training import CONTRACT
 
 from autograder import checks, config, e2e
 from autograder.paths import ROOT
-from training import CONTRACT
 
 
 def test_every_check_has_points_and_every_entry_a_check():

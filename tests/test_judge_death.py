@@ -44,8 +44,8 @@ def alive(pid: int) -> bool:
 
 
 def start_grade(tmp_path: Path, preexec=None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(REFERENCE), "--out", str(tmp_path / "out")],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    command = [sys.executable, "-m", "autograder", "grade", str(REFERENCE), "--out", str(tmp_path / "out")]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                             preexec_fn=preexec)
 
 
