@@ -45,8 +45,8 @@ def alive(pid: int) -> bool:
 
 def start_grade(tmp_path: Path, preexec=None) -> subprocess.Popen:
     command = [sys.executable, "-m", "autograder", "grade", str(REFERENCE), "--out", str(tmp_path / "out")]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=preexec)
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, preexec_fn=preexec)
 
 
 def wait_for_children(judge: subprocess.Popen, at_least: int, seconds: float = 240) -> set[int]:
