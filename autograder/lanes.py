@@ -43,7 +43,8 @@ def split(test_ids: list[str], lanes: int, groups: list[tuple[str, ...]]) -> lis
     """With two lanes, the second runs the largest group of e2e tests that must share a process."""
     if lanes < 2 or not groups:
         return [test_ids]
-    second = set(max(groups, key=lambda group: len(group)))
+    largest: tuple[str, ...] = max(groups, key=len)
+    second = set(largest)
     return [[t for t in test_ids if t not in second], [t for t in test_ids if t in second]]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.release.tree import Tree
@@ -9,8 +10,8 @@ from autograder.release.tree import Tree
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 
 
-def collect_files(tree: Tree, root: Path, mapping: dict[str, str], optional: list[str] = (),
-                  exclude: list[str] = ()) -> None:
+def collect_files(tree: Tree, root: Path, mapping: dict[str, str], optional: Sequence[str] = (),
+                  exclude: Sequence[str] = ()) -> None:
     """Copy each `repo path: bundle path`; a folder is copied file by file (caches and `exclude` skipped).
 
     A missing path is an error unless it is listed in `optional`.
@@ -31,5 +32,5 @@ def collect_files(tree: Tree, root: Path, mapping: dict[str, str], optional: lis
             tree.add(name, file.read_bytes(), executable=bool(file.stat().st_mode & 0o111))
 
 
-def _excluded(relative: str, exclude: list[str]) -> bool:
+def _excluded(relative: str, exclude: Sequence[str]) -> bool:
     return any(relative == e or relative.startswith(e.rstrip("/") + "/") for e in exclude)

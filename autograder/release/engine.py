@@ -27,7 +27,7 @@ def module_file(root: Path, module: str) -> Path | None:
 def imported_modules(path: Path, module: str) -> set[str]:
     """The `autograder...` modules that the file imports (absolute or relative, anywhere in it)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -69,5 +69,6 @@ def add_engine(tree: Tree, root: Path, entry: list[str], exclude: list[str], dat
     """Add the engine's modules (paths as in the repository) and its data folders (templates, child)."""
     for module in engine_modules(root, entry, exclude):
         path = module_file(root, module)
+        assert path is not None, module  # engine_modules lists only modules it found
         tree.add(path.relative_to(root).as_posix(), path.read_bytes())
     collect_files(tree, root, data)

@@ -62,7 +62,7 @@ def read_lab(source: str) -> Lab:
             raise ValueError(f"{node.name} has no docstring: the handout teaches from it")
         first = min([node.lineno] + [d.lineno for d in node.decorator_list])
         signature = "\n".join(lines[first - 1:node.body[0].lineno - 1])
-        last = node.end_lineno
+        last = node.end_lineno or node.lineno
         while last < len(lines) and lines[last].startswith((" ", "\t")) and lines[last].strip().startswith("#"):
             last += 1  # indented comments after the last statement (the `### END SOLUTION` marker)
         body = "\n".join(lines[first - 1:last])

@@ -29,12 +29,12 @@ KERNEL = {"kernelspec": {"display_name": "Python 3", "language": "python", "name
 
 def _cell(kind: str, source: str, grade_id: str, *, solution: bool = False, grade: bool = False,
           locked: bool = False, points: float | None = None) -> dict:
-    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
-            "solution": solution, "task": False}
+    meta: dict[str, object] = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+                               "solution": solution, "task": False}
     if grade:
         meta["points"] = points
-    cell = {"cell_type": kind, "id": grade_id, "metadata": {"nbgrader": meta},
-            "source": source.splitlines(keepends=True)}
+    cell: dict[str, object] = {"cell_type": kind, "id": grade_id, "metadata": {"nbgrader": meta},
+                               "source": source.splitlines(keepends=True)}
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     return cell
@@ -42,12 +42,13 @@ def _cell(kind: str, source: str, grade_id: str, *, solution: bool = False, grad
 
 def check_titles(public_checks: Path) -> dict[str, str]:
     """{check id: title} of the `@check("id", "title", ...)` decorators under checks/public/ (read with ast)."""
-    titles = {}
+    titles: dict[str, str] = {}
     for path in sorted(public_checks.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check" and len(node.args) >= 2 \
-                    and all(isinstance(a, ast.Constant) for a in node.args[:2]):
-                titles[node.args[0].value] = node.args[1].value
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check" and len(node.args) >= 2:
+                test_id, title = node.args[:2]
+                if isinstance(test_id, ast.Constant) and isinstance(title, ast.Constant):
+                    titles[str(test_id.value)] = str(title.value)
     return titles
 
 
