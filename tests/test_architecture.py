@@ -3,12 +3,12 @@ results model and reports render without torch."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
 from autograder.paths import ROOT
+from autograder.release.engine import imported_modules
 
 PACKAGE = ROOT / "autograder"
 LAB_PREFIXES = ("autograder.lab12", "autograder.checks", "autograder.bank", "autograder.diagnosis",
@@ -28,25 +28,12 @@ MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py") if "child" not in p.
 
 def imports(name: str) -> set[str]:
     """autograder modules that `name` imports anywhere (module level or inside functions)."""
-    path = MODULES[name]
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parents = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parents + ([base] if base else []))
-            names = [base] + [f"{base}.{a.name}" for a in node.names]
-        else:
-            continue
-        for n in names:
-            while n and n not in MODULES:
-                n = n.rpartition(".")[0]
-            if n and n != name:
-                found.add(n)
+    for n in imported_modules(MODULES[name], name):
+        while n and n not in MODULES:  # `from autograder.x import name` names x
+            n = n.rpartition(".")[0]
+        if n and n != name:
+            found.add(n)
     return found
 
 
