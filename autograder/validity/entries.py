@@ -9,14 +9,6 @@ from autograder.bank import Entry
 from autograder.remote import CONTRACT
 
 
-def entry_function(entry: Entry, reference: types.ModuleType) -> Callable:
-    """`entry.impl` with the reference's contract functions as globals, so an entry that calls
-    another contract function by name (e.g. ranking_loss -> bradley_terry_loss) gets the reference's,
-    never another bank entry that happens to share the name in the bank module."""
-    impl = entry.impl
-    return _rebind(impl, {**impl.__globals__, **{name: getattr(reference, name) for name in CONTRACT}})
-
-
 def contract_with(entry: Entry, reference: types.ModuleType) -> dict[str, Callable]:
     """The seven contract functions of "the reference with `entry` in place of its function", as
     `bank.submission_source` builds that submission: the reference's other functions call the entry
