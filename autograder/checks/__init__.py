@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 REGISTRY: dict[str, "Check"] = {}
 
@@ -54,7 +54,6 @@ class CheckFailed(Exception):
     inputs: str = ""                 # the (shrunk) failing input, formatted
     expected: str = ""
     got: str = ""
-    hint: str = ""
     function: str = ""
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
@@ -70,7 +69,7 @@ class Context:
 
     sub: Any                 # autograder.remote.RemoteSubmission
     ref: Any                 # module with the reference functions, or None in the student bundle
-    hypothesis: dict         # grading.yaml's `hypothesis` section
+    hypothesis: Mapping[str, Any]  # grading.yaml's `hypothesis` section (config.Hypothesis, read by key)
 
 
 def load_all() -> dict[str, Check]:
