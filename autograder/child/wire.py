@@ -8,7 +8,9 @@ Inside the JSON a tensor is written {"__tensor__": i}, an index into "tensors".
 Nothing is ever pickled: decoding builds tensors from bytes with an allow-listed dtype and a
 checked size, so a hostile peer can send wrong numbers but never code.
 
-This file is shared by both sides and must import nothing but the standard library and torch.
+This file is shared by both sides and must import nothing but the standard library and torch. torch
+is imported only when a frame holds tensors (a process that never sends one, such as the secrets
+preflight, is spared its ~1 s import).
 """
 
 from __future__ import annotations
@@ -18,14 +20,11 @@ import math
 import os
 import select
 import struct
+import sys
 import time
 
-import torch
-
 MAGIC = b"RLHF"
-DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64, "bool": torch.bool}
-DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
-ITEMSIZE = {k: torch.empty((), dtype=v).element_size() for k, v in DTYPES.items()}
+ITEMSIZE = {"float32": 4, "float64": 8, "int64": 8, "bool": 1}  # the dtypes allowed, by name
 MAX_JSON = 1 << 20          # bytes of JSON in one frame
 MAX_TENSOR_BYTES = 1 << 26  # bytes of tensor payload in one frame (64 MiB)
 
@@ -38,13 +37,14 @@ def encode(message: dict) -> bytes:
     """Serialise a message (JSON-able values and torch tensors, nested in lists/tuples/dicts)."""
     metas: list[dict] = []
     payloads: list[bytes] = []
+    torch = sys.modules.get("torch")  # not imported: no value can be a tensor
 
     def pack(value):
-        if isinstance(value, torch.Tensor):
+        if torch is not None and isinstance(value, torch.Tensor):
             t = value.detach().cpu().contiguous()
-            if t.dtype not in DTYPE_NAMES:
+            if str(t.dtype).removeprefix("torch.") not in ITEMSIZE:
                 t = t.double() if t.is_floating_point() else t.long()
-            metas.append({"dtype": DTYPE_NAMES[t.dtype], "shape": list(t.shape)})
+            metas.append({"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)})
             payloads.append(t.numpy().tobytes())
             return {"__tensor__": len(metas) - 1}
         if isinstance(value, dict):
@@ -103,7 +103,7 @@ def read_frame(fd: int, deadline: float | None = None) -> dict:
 
 
 def _nbytes(meta: dict) -> int:
-    if not isinstance(meta, dict) or meta.get("dtype") not in DTYPES:
+    if not isinstance(meta, dict) or meta.get("dtype") not in ITEMSIZE:
         raise WireError(f"tensor dtype not allowed: {meta!r:.80}")
     shape = meta.get("shape")
     if not isinstance(shape, list) or len(shape) > 8 or not all(
@@ -112,14 +112,15 @@ def _nbytes(meta: dict) -> int:
     return math.prod(shape) * ITEMSIZE[meta["dtype"]]
 
 
-def _tensor(meta: dict, raw: memoryview) -> torch.Tensor:
-    dtype = DTYPES[meta["dtype"]]
+def _tensor(meta: dict, raw: memoryview):
+    import torch
+    dtype = getattr(torch, meta["dtype"])
     if not raw:
         return torch.empty(meta["shape"], dtype=dtype)
     return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(meta["shape"])
 
 
-def _unpack(value, tensors: list[torch.Tensor]):
+def _unpack(value, tensors: list):
     if isinstance(value, dict):
         if set(value) == {"__tensor__"}:
             index = value["__tensor__"]
