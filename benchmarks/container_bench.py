@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import docker_level  # noqa: E402 - the Docker level the sandbox tests use: no CAP_SYS_ADMIN, Docker's seccomp
+
 CGROUP_V1 = Path("/sys/fs/cgroup")
 PERIOD_US = 100_000
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from training import CONTRACT, probe_inputs
 
 from autograder.paths import REFERENCE, STARTER
 from autograder.starter import BEGIN, END, strip_solutions
-from training import CONTRACT, probe_inputs
 
 
 def solution_lines(source: str) -> list[str]:

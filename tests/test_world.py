@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 import random
 
+import lab_helpers as lh
 import pytest
+import tinylm as tl
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import lab_helpers as lh
-import tinylm as tl
 
 
 def test_vocabulary_order_and_constants():

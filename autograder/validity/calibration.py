@@ -89,7 +89,8 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     """Measure the task's tests (in this process) for the reference, or with one bank mistake."""
     import torch
 
-    from autograder import bank, config, e2e as e2e_mod
+    from autograder import bank, config
+    from autograder import e2e as e2e_mod
     from autograder.paths import use_world
     from autograder.reference import load_reference
     from autograder.validity.entries import contract_with
