@@ -75,10 +75,12 @@ def command(inner: list[str], binds: dict[str, str] | None = None, hide: list[st
 
 
 def run(inner: list[str], binds: dict[str, str] | None = None, hide: list[str] = (), **kwargs):
-    """subprocess.run of `inner` at the Docker level."""
+    """subprocess.run of `inner` at the Docker level (where bubblewrap cannot work, so LAB12_SANDBOX=bwrap,
+    which CI sets to forbid a silent fallback outside, does not apply)."""
     argv, fd = command(inner, binds, hide)
+    env = {k: v for k, v in kwargs.pop("env", os.environ).items() if k != "LAB12_SANDBOX"}
     try:
-        return subprocess.run(argv, pass_fds=[fd], **kwargs)
+        return subprocess.run(argv, pass_fds=[fd], env=env, **kwargs)
     finally:
         os.close(fd)
 
