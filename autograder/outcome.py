@@ -45,7 +45,7 @@ class Finding:
         if kind == "import":
             return cls(message=f"{message}: {detail}" if detail else message, kind=kind)
         if kind == "not_implemented":
-            message = f"not implemented yet: {message}"
+            message = f"{message}: it is not implemented yet"
         return cls(message=message, kind=kind, submission_text=detail)
 
 

@@ -36,7 +36,7 @@ def test_reference_gets_full_marks(reference_grade):
 def test_starter_gets_zero_with_one_clear_line_per_part(starter_grade):
     assert starter_grade.score == 0
     for t in starter_grade.tests:
-        assert t.message.startswith("not implemented yet") and "NotImplementedError" in t.message
+        assert "is not implemented yet" in t.message and "NotImplementedError" in t.message
 
 
 def test_results_json_follows_gradescope_format(reference_grade, tmp_path):
