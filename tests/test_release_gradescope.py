@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from test_release_bundle import fresh_python
 
+from autograder import config
 from autograder.paths import REFERENCE, STARTER
 from autograder.release.pipeline import build_release
 
@@ -77,7 +78,9 @@ def test_the_zip_grades_the_reference_with_full_marks(setup, tmp_path):
     assert {t["tags"][0] for t in tests} == {"rm_loss", "gae", "ppo_clip", "kl", "e2e"}
     assert [t["name"] for t in tests if t["status"] != "passed"] == []
     assert results["score"] == sum(t["max_score"] for t in tests) > 0
-    assert any(t["visibility"] != "visible" for t in tests), "the hidden tests ran too"
+    public = {tid for tid, spec in config.load().tests.items() if spec.inputs_visibility == "visible"}
+    ran = {t["name"].split(":")[0] for t in tests}
+    assert ran == set(config.load().tests) and ran > public, "the hidden tests ran too"
 
 
 def test_the_zip_grades_the_starter_with_zero_and_says_why(setup, tmp_path):
