@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,14 +113,8 @@ def build_bundle(out: Path) -> Path:
 
 
 def gradescope_layout(bundle: Path, submission: Path, home: Path) -> Path:
-    """/autograder as Gradescope makes it: source/ (the zip), run_autograder beside it, the upload."""
-    home.mkdir()
-    with zipfile.ZipFile(bundle) as z:
-        z.extractall(home / "source")
-    shutil.copy(home / "source" / "run_autograder", home / "run_autograder")
-    (home / "run_autograder").chmod(0o755)
-    (home / "submission").mkdir()
-    shutil.copy(submission, home / "submission" / "rlhf.py")
+    """/autograder as Gradescope makes it (tests/docker_level.py), with the upload's metadata and a venv folder."""
+    docker_level.gradescope_layout(bundle, home, "rlhf.py", submission.read_bytes())
     (home / "submission_metadata.json").write_text("{}")
     (home / "venv").mkdir()
     return home

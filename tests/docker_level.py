@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -72,6 +73,20 @@ def command(inner: list[str], binds: dict[str, str] | None = None, hide: list[st
     for source, target in (binds or {}).items():
         argv += ["--bind", source, target]
     return argv + ["--seccomp", str(read), "--", *inner], read
+
+
+def gradescope_layout(bundle: Path, root: Path, name: str, data: bytes) -> Path:
+    """/autograder as Gradescope makes it, at `root`: source/ (the unpacked zip, its scripts executable),
+    run_autograder beside it, submission/<name> holding `data`, an empty results/."""
+    for folder in ("source", "submission", "results"):
+        (root / folder).mkdir(parents=True)
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(root / "source")
+    for script in ("run_autograder", "setup.sh"):  # zipfile does not restore modes
+        (root / "source" / script).chmod(0o755)
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "submission" / name).write_bytes(data)
+    return root
 
 
 def run(inner: list[str], binds: dict[str, str] | None = None, hide: list[str] = (), **kwargs):

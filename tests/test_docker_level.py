@@ -12,10 +12,8 @@ adversarial suite at this level.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -53,15 +51,7 @@ def bundle(tmp_path_factory) -> Path:
 
 def unpack(bundle: Path, tmp_path: Path, submission_text: str) -> Path:
     """The /autograder layout as Gradescope makes it (bound at /autograder by `at_docker_level`)."""
-    root = tmp_path / "autograder"
-    for folder in ("source", "submission", "results"):
-        (root / folder).mkdir(parents=True)
-    with zipfile.ZipFile(bundle) as z:
-        z.extractall(root / "source")
-    for script in ("run_autograder", "setup.sh"):  # zipfile does not restore modes
-        (root / "source" / script).chmod(0o755)
-    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
-    (root / "submission" / "rlhf.py").write_text(submission_text)
+    root = docker_level.gradescope_layout(bundle, tmp_path / "autograder", "rlhf.py", submission_text.encode())
     Path("/autograder").mkdir(exist_ok=True)  # the mount point (the bind itself stays in the namespace)
     return root
 

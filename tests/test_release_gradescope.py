@@ -18,10 +18,10 @@ import json
 import os
 import shutil
 import subprocess
-import zipfile
 from pathlib import Path
 
 import pytest
+from docker_level import gradescope_layout
 from test_release_bundle import fresh_python
 
 from autograder import config
@@ -49,15 +49,7 @@ def setup(tmp_path_factory):
 
 def run_autograder(setup, tmp_path: Path, submission: Path, only: str = "") -> dict:
     archive, bin_dir = setup
-    root = tmp_path / "autograder"
-    for folder in ("source", "submission", "results"):
-        (root / folder).mkdir(parents=True)
-    with zipfile.ZipFile(archive) as z:
-        z.extractall(root / "source")
-    for script in ("run_autograder", "setup.sh"):  # zipfile does not restore modes
-        (root / "source" / script).chmod(0o755)
-    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
-    shutil.copy(submission, root / "submission" / submission.name)
+    root = gradescope_layout(archive, tmp_path / "autograder", submission.name, submission.read_bytes())
     env = {"PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     if only:
         env["LAB12_ONLY"] = only
