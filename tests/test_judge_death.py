@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from autograder.paths import REFERENCE, ROOT
+from autograder.sandbox import _alive as alive  # live and not a zombie
 
 slow = pytest.mark.slow
 MEMORY_V1 = Path("/sys/fs/cgroup/memory")
@@ -33,14 +34,6 @@ def descendants(pid: int) -> set[int]:
         except OSError:
             continue
     return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
 
 
 def start_grade(tmp_path: Path, preexec=None) -> subprocess.Popen:
