@@ -15,9 +15,10 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.hidden.examples import for_all
 from autograder.checks.hidden.strategies import DTYPES, LOG_RATIOS, bounded, logprob_pair, ragged_ranges
 from autograder.checks.public.kl import KL_NAMES, SHAPED_NAMES
-from autograder.checks.tools import call, fmt, for_all, tolerances
+from autograder.checks.tools import call, fmt, tolerances
 
 KINDS = ("k1", "k2", "k3")
 WHERE = (0.0, 1.0)  # where a pair of log-probs sits in [-40, 0] (strategies.logprob_pair)

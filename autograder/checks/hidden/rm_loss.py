@@ -16,9 +16,10 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.hidden.examples import for_all
 from autograder.checks.hidden.strategies import DTYPES, bounded, floats
 from autograder.checks.public.rm_loss import BT_NAMES, RANKING_NAMES, bt, expect_grads
-from autograder.checks.tools import call, for_all
+from autograder.checks.tools import call
 
 REWARD_MAX = 1000
 

@@ -1,0 +1,159 @@
+"""The examples each property check's hypothesis run draws, drawn once and shipped, so that a grade of a
+passing submission spends no time in hypothesis (drawing was ~3 s of CPU per grade).
+
+    for_all(ctx, CASES, body)      # what tools.for_all(ctx, CASES, body) finds, without drawing when it passes
+
+Why the finding is the same: hypothesis runs derandomised (tools.for_all), so while the body passes,
+the run draws a fixed list of examples, whatever the body does with them. `drawn` gets that list from
+tools.for_all itself, with a body that keeps a copy of each example. A grade runs the check's body on a
+fresh copy of each listed example, in order. When every one passes, the live run would have passed the
+same examples: the check passes. When one fails or raises anything, the grade runs tools.for_all as
+before: it draws the same examples up to that one, then shrinks it, so the failure shown is today's.
+
+The lists are shipped in examples.json (a hidden-check file, never in the student bundle), keyed by the
+check module, the strategy's repr and max_examples, with a fingerprint of what they depend on (the
+hypothesis and torch versions, the checks' code). A stale or missing file costs time only: the lists
+are then drawn in the grade, once per strategy and process. `python -m autograder.checks.hidden.examples`
+rewrites the file; tests/test_examples.py checks that it is current and equals a fresh draw.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import hypothesis
+import torch
+from hypothesis import strategies as st
+
+from autograder.checks import Context, tools
+from autograder.checks.hidden.strategies import Ragged
+
+CHECKS_DIR = Path(__file__).resolve().parent.parent     # autograder/checks: the code the draws depend on
+DATA_FILE = Path(__file__).resolve().with_name("examples.json")
+DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.bool)}
+DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
+SHIPPED: dict[str, list] | None = None  # key -> the shipped examples, once read (see _shipped)
+
+
+def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None]) -> None:
+    """tools.for_all(ctx, strategy, body), skipping hypothesis when the body passes every drawn example."""
+    try:
+        for example in examples(ctx, strategy, body.__module__):
+            body(copy.deepcopy(example))
+        return
+    except Exception:  # noqa: BLE001 - a failure (or anything else) is found again, and shrunk, by the live run
+        pass
+    tools.for_all(ctx, strategy, body)
+
+
+def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
+    """The examples tools.for_all draws for `strategy` while its body passes (shipped, or drawn once)."""
+    key = example_key(module, strategy, ctx.hypothesis["max_examples"])
+    shipped = _shipped().get(key)
+    if shipped is not None:
+        return shipped
+    if key not in DRAWN:
+        DRAWN[key] = drawn(ctx, strategy)
+    return DRAWN[key]
+
+
+def drawn(ctx: Context, strategy: st.SearchStrategy) -> list:
+    """Draw the examples with tools.for_all itself (same settings, same derandomised seed)."""
+    seen: list = []
+    tools.for_all(ctx, strategy, lambda example: seen.append(copy.deepcopy(example)))
+    return seen
+
+
+def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> str:
+    return f"{module} {max_examples} {strategy!r}"
+
+
+# ---------------------------------------------------------------- the shipped file
+def fingerprint() -> str:
+    """sha256 of what the draws depend on besides their key: library versions and the checks' code."""
+    h = hashlib.sha256(f"hypothesis {hypothesis.__version__}\ntorch {torch.__version__}\n".encode())
+    for path in sorted(CHECKS_DIR.rglob("*.py")):
+        h.update(str(path.relative_to(CHECKS_DIR)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _shipped() -> dict[str, list]:
+    global SHIPPED
+    if SHIPPED is None:
+        SHIPPED = read(DATA_FILE)
+    return SHIPPED
+
+
+def read(path: Path) -> dict[str, list]:
+    """key -> examples of a current file ({} when it is absent, unreadable or stale)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("fingerprint") != fingerprint():
+        return {}
+    return {key: [decode(e) for e in listed] for key, listed in data["examples"].items()}
+
+
+def encode(value: Any) -> Any:
+    """An example as JSON data: tensors as dtype, shape and base64 bytes; tuples and Ragged tagged."""
+    if isinstance(value, torch.Tensor):
+        t = value.detach().contiguous()
+        return {"tensor": str(t.dtype), "shape": list(t.shape), "bytes": base64.b64encode(t.numpy().tobytes()).decode()}
+    if isinstance(value, Ragged):
+        return {"ragged": [encode(t) for t in value.tensors], "mask": encode(value.mask)}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot ship an example holding a {type(value).__name__}")
+
+
+def decode(data: Any) -> Any:
+    if isinstance(data, list):
+        return [decode(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "tensor" in data:
+        raw = bytearray(base64.b64decode(data["bytes"]))
+        dtype = DTYPES[data["tensor"]]
+        return (torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)).reshape(data["shape"])
+    if "ragged" in data:
+        return Ragged([decode(t) for t in data["ragged"]], decode(data["mask"]))
+    return tuple(decode(v) for v in data["tuple"])
+
+
+def write(path: Path = DATA_FILE) -> dict:
+    """Draw the examples of every hidden property check at grading.yaml's settings and write them."""
+    from autograder import checks
+    from autograder.reference import load_reference
+    from autograder.validity.local import local_context
+
+    global SHIPPED
+    reference = load_reference()
+    DRAWN.clear()
+    SHIPPED = {}  # nothing shipped: every list the checks use is drawn into DRAWN
+    try:
+        for check in checks.load_all().values():
+            if check.run.__module__.startswith("autograder.checks.hidden."):
+                check.run(local_context(reference, reference))
+    finally:
+        SHIPPED = None
+    data = {"fingerprint": fingerprint(), "examples": {k: [encode(e) for e in v] for k, v in sorted(DRAWN.items())}}
+    path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    return data
+
+
+if __name__ == "__main__":
+    from autograder.checks.hidden import examples as this  # the module the checks use, not __main__
+    torch.set_num_threads(1)
+    written = this.write()
+    print(f"{DATA_FILE}: {len(written['examples'])} strategies, "
+          f"{sum(len(v) for v in written['examples'].values())} examples")

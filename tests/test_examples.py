@@ -1,0 +1,122 @@
+"""The shipped examples of the property checks (autograder/checks/hidden/examples.py): current, the very
+examples hypothesis draws, and a check that runs on them finds exactly what the live hypothesis run finds,
+for the reference, the correct variants and every mistake of the bank."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+import torch
+
+from autograder import bank, checks
+from autograder.checks import CheckFailed
+from autograder.checks.hidden import examples
+from autograder.checks.hidden.strategies import Ragged
+from autograder.reference import load_reference
+from autograder.remote import CONTRACT, SubmissionError
+from autograder.validity.entries import contract_with
+from autograder.validity.local import local_context
+
+HIDDEN = [c for c in checks.load_all().values() if c.run.__module__.startswith("autograder.checks.hidden.")]
+ENTRIES = bank.load_all()
+
+
+def same(a, b) -> bool:
+    """Bit for bit: types, tensor dtypes, shapes and bytes, float signs."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, torch.Tensor):
+        return a.dtype == b.dtype and a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes()
+    if isinstance(a, Ragged):
+        return same(a.tensors, b.tensors) and same(a.mask, b.mask)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return a.hex() == b.hex()
+    return a == b
+
+
+def finding(check: checks.Check, functions: dict, live: bool, monkeypatch) -> tuple:
+    """What the check finds on these functions, run in-process: through the shipped examples, or live."""
+    if live:
+        monkeypatch.setattr(examples, "examples", lambda *a: (_ for _ in ()).throw(LookupError("live")))
+    try:
+        check.run(local_context(types.SimpleNamespace(**functions), load_reference()))
+        return ("passed",)
+    except CheckFailed as failure:
+        return ("failed", failure.message, failure.inputs, failure.expected, failure.got)
+    except SubmissionError as exc:
+        return ("error", exc.kind, str(exc))
+    finally:
+        monkeypatch.undo()
+
+
+def test_the_shipped_file_is_current_and_covers_every_property_check():
+    data = json.loads(examples.DATA_FILE.read_text())
+    assert data["fingerprint"] == examples.fingerprint(), \
+        "autograder/checks/hidden/examples.json is stale: run `python -m autograder.checks.hidden.examples`"
+    examples.DRAWN.clear()
+    reference = load_reference()
+    for check in HIDDEN:
+        check.run(local_context(reference, reference))
+    assert examples.DRAWN == {}, f"drawn in the grade, not shipped: {list(examples.DRAWN)}"
+
+
+def test_the_shipped_examples_are_what_hypothesis_draws():
+    shipped = examples.read(examples.DATA_FILE)
+    ctx = local_context(load_reference(), load_reference())
+    drawn: dict = {}
+    saved, examples.SHIPPED = examples.SHIPPED, {}
+    examples.DRAWN.clear()
+    try:
+        for check in HIDDEN:
+            check.run(ctx)
+        drawn = dict(examples.DRAWN)
+    finally:
+        examples.SHIPPED = saved
+        examples.DRAWN.clear()
+    assert set(drawn) == set(shipped)
+    for key in drawn:
+        assert len(drawn[key]) == len(shipped[key]) == ctx.hypothesis["max_examples"], key
+        assert all(same(a, b) for a, b in zip(drawn[key], shipped[key])), f"{key[:80]}: the draws differ"
+
+
+def test_a_body_never_sees_an_example_another_body_changed():
+    ctx = local_context(load_reference(), load_reference())
+    strategy = examples.st.lists(examples.st.integers(0, 3), min_size=1, max_size=3)
+
+    def body(example):
+        example.append(99)
+    examples.for_all(ctx, strategy, body)
+    seen: list = []
+    examples.for_all(ctx, strategy, lambda example: seen.append(list(example)))
+    assert seen and all(99 not in e for e in seen)
+
+
+def _subjects(part: str | None = None) -> list:
+    reference = load_reference()
+    subjects = [("reference", {fn: getattr(reference, fn) for fn in CONTRACT}, None)]
+    subjects += [(e.id, contract_with(e, reference), e.part) for e in ENTRIES]
+    return [s for s in subjects if part is None or s[2] in (None, part)]
+
+
+def _check_the_same_findings(subject_name, functions, part, monkeypatch):
+    for check in HIDDEN:
+        if part is None or check.part == part:
+            fast = finding(check, functions, False, monkeypatch)
+            live = finding(check, functions, True, monkeypatch)
+            assert fast == live, f"{subject_name} on {check.id}: shipped examples {fast[:2]}, live {live[:2]}"
+
+
+@pytest.mark.parametrize("entry", ["reference", "ppo_clip.dual_clip", "rm_loss.bt_detached"])  # the rest: slow
+def test_a_check_finds_what_the_live_run_finds(entry, monkeypatch):
+    name, functions, part = next(s for s in _subjects() if s[0] == entry)
+    _check_the_same_findings(name, functions, part, monkeypatch)
+
+
+@pytest.mark.slow  # every bank entry on every hidden check of its part, twice (~3 min of CPU)
+@pytest.mark.parametrize("subject", _subjects(), ids=lambda s: s[0])
+def test_every_bank_entry_gets_the_same_findings(subject, monkeypatch):
+    _check_the_same_findings(*subject, monkeypatch)
