@@ -13,9 +13,10 @@ which metrics its plot shows. `grade`, `calibrate`, the handout and the reports 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Hashable, Iterable, Mapping
 
 from autograder import registry
 from autograder.config import Config, ConfigError
@@ -32,6 +33,11 @@ class Criterion:
 
 
 Measure = Callable[[Config, Mapping, Any, dict], tuple[dict, str, dict]]  # parts: the lab's function bundle
+Runs = Callable[[Mapping], dict[Hashable, float]]  # spec -> {run key: estimated CPU seconds}
+
+
+def no_runs(spec: Mapping) -> dict[Hashable, float]:
+    return {}
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class E2ETest:
     shares: str | None = None    # measured in one process with this test, whose runs it reuses
     band: str | None = None      # the history (a key of `histories`) its calibration band shows
     plotted: tuple[str, ...] = ()  # per-iteration metrics its plot shows: those it judges
+    runs: Runs = no_runs         # the trainings it measures, keyed as in its memo, with their cost (lanes.plan)
 
     def verdict(self, spec: Mapping, metrics: dict) -> str:
         """The message of the first criterion the metrics fail, or "" when the test passes."""
@@ -63,15 +70,45 @@ REGISTRY: dict[str, E2ETest] = {}
 
 
 def e2e_test(name: str, title: str, description: str, criteria: list[Criterion], settings: tuple[str, ...],
-             shares: str | None = None, band: str | None = None,
-             plotted: tuple[str, ...] = ()) -> Callable[[Measure], Measure]:
+             shares: str | None = None, band: str | None = None, plotted: tuple[str, ...] = (),
+             runs: Runs = no_runs) -> Callable[[Measure], Measure]:
     """Register the decorated measurement as the end-to-end test `name` (grading.yaml `e2e.<name>`)."""
     def register(measure: Measure) -> Measure:
         if name in REGISTRY:
             raise ValueError(f"e2e test {name} is registered twice")
-        REGISTRY[name] = E2ETest(name, title, description, tuple(criteria), settings, measure, shares, band, plotted)
+        REGISTRY[name] = E2ETest(name, title, description, tuple(criteria), settings, measure, shares, band, plotted,
+                                 runs)
         return measure
     return register
+
+
+class SharedRuns(dict):
+    """A submission's trainings in one lane of a grade, key -> plain data (a test's `memo`).
+
+    A key in `expected` is trained by the other lane: on a miss, `fetch(key)` waits for what that lane
+    has sent ({key: run, ...}, without `key` if it gave up), so the run is trained once per grade.
+    """
+
+    def __init__(self, expected: Iterable[Hashable] = (), fetch: Callable[[Hashable], dict] | None = None):
+        super().__init__()
+        self.expected, self.fetch = set(expected), fetch
+
+    def __contains__(self, key: object) -> bool:
+        if not dict.__contains__(self, key) and key in self.expected and self.fetch is not None:
+            self.expected.discard(key)
+            self.update(self.fetch(key))
+        return dict.__contains__(self, key)
+
+
+def runs_to_json(runs: dict) -> str:
+    """Runs (tuple keys, JSON-able values) as JSON text, to send from one judge lane to the other."""
+    return json.dumps([[key, value] for key, value in runs.items()])
+
+
+def runs_from_json(text: str) -> dict:
+    def tupled(x):
+        return tuple(tupled(v) for v in x) if isinstance(x, list) else x
+    return {tupled(key): value for key, value in json.loads(text)}
 
 
 def load_all() -> dict[str, E2ETest]:

@@ -11,7 +11,7 @@ What the reference gives every grade (rankings, RM, the SFT policy's evaluation)
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 from autograder.baseline import EVAL_SEED_OFFSET, RM_TEST, rankings, reference_rm, rm_key, sft_evaluation
 from autograder.config import Config
@@ -22,12 +22,39 @@ use_world()
 import tinylm  # noqa: E402
 import training  # noqa: E402
 
+# Measured CPU seconds of one PPO iteration of the reference (batch 32, one torch thread), and the share an
+# SFT loss (ptx) adds: the lanes of a grade are balanced with these (autograder/lanes.py).
+PPO_ITERATION_SECONDS, PTX_SHARE = 0.1, 0.3
+RM_TRAINING_SECONDS = 1.4
+
+
+def ppo_key(spec: Mapping) -> tuple:
+    """The memo key of the PPO run `spec` describes: everything its outcome depends on."""
+    return (tuple(sorted(spec["ppo"].items())), spec["seed"], tuple(spec["parts"]), spec["eval_prompts"])
+
+
+def without_ptx(spec: Mapping) -> dict:
+    """The same run without the SFT loss: ptx's baseline, which is kl_penalty's run."""
+    return {**spec, "ppo": {k: v for k, v in spec["ppo"].items() if k != "ptx_coef"}}
+
+
+def ppo_runs(*specs: Callable[[Mapping], Mapping]) -> Callable[[Mapping], dict]:
+    """A test's `runs`: the PPO runs it measures, key -> estimated CPU seconds."""
+    def runs(spec: Mapping) -> dict:
+        out = {}
+        for make in specs:
+            s = make(spec)
+            share = 1 + PTX_SHARE if s["ppo"].get("ptx_coef", 0) > 0 else 1
+            out[ppo_key(s)] = s["ppo"]["iterations"] * s["ppo"]["batch_size"] / 32 * PPO_ITERATION_SECONDS * share
+        return out
+    return runs
+
 
 def ppo_outcome(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict) -> dict:
     """Train PPO with `parts` and return its history and the final evaluation (memoised in `memo`)."""
     rm = reference_rm(*rm_key(cfg.e2e))
     ppo = dict(spec["ppo"])
-    key = (tuple(sorted(ppo.items())), spec["seed"], tuple(spec["parts"]), spec["eval_prompts"])
+    key = ppo_key(spec)
     if key not in memo:
         policy = tinylm.load_sft()
         history = training.train_ppo(policy, rm, parts, training.PPOConfig(seed=spec["seed"], **ppo))
@@ -57,7 +84,8 @@ BLIND_SPOT_MISSED = "without a KL penalty the policy should fall into the RM's b
           [Criterion("accuracy", "min_pairwise_accuracy", ">=",
                      "the reward model trained with your ranking_loss ranks held-out pairs poorly"),
            Criterion("parity_gap", 0.0, ">", "the reward model should rank every even digit above every odd digit")],
-          settings=("n_prompts", "heldout_prompts", "K", "steps", "lr", "min_pairwise_accuracy"))
+          settings=("n_prompts", "heldout_prompts", "K", "steps", "lr", "min_pairwise_accuracy"),
+          runs=lambda spec: {("reward_model", spec["seed"]): RM_TRAINING_SECONDS * spec["steps"] / 300})
 def measure_reward_model(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     data = rankings(spec["seed"], spec["n_prompts"], spec["K"])
     rm = training.train_reward_model(data, parts.ranking_loss, spec["steps"], spec["lr"])
@@ -77,7 +105,8 @@ def measure_reward_model(cfg: Config, spec: Mapping, parts: training.Parts, memo
           "PPO losses and KL shaping; the hidden labeler's gold score must rise with few malformed answers",
           [Criterion("gold_gain", "min_gold_gain", ">=", "PPO with a KL penalty did not raise the gold score enough"),
            Criterion("malformed", "max_malformed", "<=", "PPO with a KL penalty produced too many malformed answers")],
-          settings=(*PPO_KEYS, "min_gold_gain", "max_malformed"), band="run", plotted=("gold", "malformed"))
+          settings=(*PPO_KEYS, "min_gold_gain", "max_malformed"), band="run", plotted=("gold", "malformed"),
+          runs=ppo_runs(dict))
 def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     run = ppo_outcome(cfg, spec, parts, memo)
     gain = run["final"]["gold"] - run["start"]["gold"]
@@ -93,7 +122,7 @@ def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
            Criterion("gold_change", "max_gold_change", "<=", BLIND_SPOT_MISSED),
            Criterion("malformed", "min_malformed", ">=", BLIND_SPOT_MISSED)],
           settings=(*PPO_KEYS, "min_rm_gain", "max_gold_change", "min_malformed"), band="run",
-          plotted=("rm_score", "gold", "malformed"))
+          plotted=("rm_score", "gold", "malformed"), runs=ppo_runs(dict))
 def measure_blind_spot(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     run = ppo_outcome(cfg, spec, parts, memo)
     s, f = run["start"], run["final"]
@@ -108,11 +137,11 @@ def measure_blind_spot(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
           "must beat the same run without ptx (kl_penalty's, reused)",
           [Criterion("accuracy_gain", "min_accuracy_gain", ">=",
                      "PPO-ptx should keep more arithmetic accuracy than the same run without ptx")],
-          settings=(*PPO_KEYS, "min_accuracy_gain"), shares="kl_penalty", band="ptx", plotted=("accuracy",))
+          settings=(*PPO_KEYS, "min_accuracy_gain"), shares="kl_penalty", band="ptx", plotted=("accuracy",),
+          runs=ppo_runs(dict, without_ptx))
 def measure_ptx(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     with_ptx = ppo_outcome(cfg, spec, parts, memo)
-    baseline_spec = {**spec, "ppo": {k: v for k, v in spec["ppo"].items() if k != "ptx_coef"}}
-    without = ppo_outcome(cfg, baseline_spec, parts, memo)
+    without = ppo_outcome(cfg, without_ptx(spec), parts, memo)
     gain = with_ptx["final"]["accuracy"] - without["final"]["accuracy"]
     details = (f"accuracy with ptx {with_ptx['final']['accuracy']:.3f}, without {without['final']['accuracy']:.3f} "
                f"(gain {gain:.3f}, needs >= {spec['min_accuracy_gain']})")

@@ -81,9 +81,9 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     started = time.monotonic()
     if is_empty(found.path):
         return _empty(found.name, chosen, cfg, started, bool(only))
-    work = lanes.split(chosen, n_lanes, e2e_groups(chosen))
+    work, trained = lanes.plan(chosen, n_lanes, e2e_runs(chosen, cfg))
     try:
-        results, output = _run_lanes(found.path, work, started, cfg, mode)
+        results, output = _run_lanes(found.path, work, trained, started, cfg, mode)
     except SandboxError as exc:
         raise GraderError(f"the grader could not sandbox the submission on this machine: {exc}") from None
     order = {t: i for i, t in enumerate(chosen)}
@@ -93,29 +93,44 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
                        output=output, isolation=isolation_report(), status=status, status_detail=detail)
 
 
-def _run_lanes(path: Path, work: list[list[str]], started: float, cfg: config_mod.Config,
+def _run_lanes(path: Path, work: list[list[str]], trained: set, started: float, cfg: config_mod.Config,
                mode: Mode) -> tuple[list[TestResult], str]:
+    """Run the lanes' tests; the second lane sends each run it trains, the first waits for those it reuses."""
     if len(work) == 2 and work[1]:
-        with lanes.second_lane() as pool:
+        with lanes.second_lane() as (pool, inbox):
             future = pool.submit(run_lane, path, work[1], started, cfg, mode)
-            results, output = run_lane(path, work[0], started, cfg, mode)
+            runs = _runs_from(inbox, future.done, trained)
+            results, output = run_lane(path, work[0], started, cfg, mode, runs)
+            while not future.done():  # what the first lane did not wait for: the pipe must not fill up
+                if inbox.poll(0.1):
+                    inbox.recv_bytes()
             more, more_output = future.result()
         return results + more, output + more_output
     gc.freeze()
     return run_lane(path, work[0], started, cfg, mode)
 
 
-def e2e_groups(chosen: list[str]) -> list[tuple[str, ...]]:
-    """The chosen e2e tests, grouped so that a test runs in the same lane as the test whose runs it reuses."""
-    ids = [t for t in chosen if t.startswith("e2e.")]
-    if not ids:
-        return []
+def e2e_runs(chosen: list[str], cfg: config_mod.Config) -> dict[str, dict]:
+    """e2e test id -> {run key: estimated CPU seconds}: the trainings each chosen e2e test measures."""
+    if not any(t.startswith("e2e.") for t in chosen):
+        return {}
     from autograder import e2e
-    shared = {f"e2e.{t.name}": f"e2e.{t.shares}" for t in e2e.REGISTRY.values() if t.shares}
-    groups: dict[str, list[str]] = {}
-    for t in ids:
-        groups.setdefault(shared[t] if shared.get(t) in ids else t, []).append(t)
-    return [tuple(g) for g in groups.values()]
+    registry = e2e.load_all()
+    return {t: registry[t[4:]].runs(cfg.e2e[t[4:]]) for t in chosen if t.startswith("e2e.")}
+
+
+def _runs_from(inbox, lane_done, trained: set):
+    """The first lane's memo: a run the second lane trains is read from its pipe (or, if that lane ends
+    without it, trained here after all)."""
+    from autograder import e2e
+    received: dict = {}
+
+    def fetch(key) -> dict:
+        while key not in received and not (lane_done() and not inbox.poll(0)):
+            if inbox.poll(0.1):
+                received.update(e2e.runs_from_json(inbox.recv_bytes().decode()))
+        return dict(received)
+    return e2e.SharedRuns(trained, fetch)
 
 
 def _is_public(check: checks.Check) -> bool:
@@ -132,16 +147,20 @@ def _empty(name: str, chosen: list[str], cfg: config_mod.Config, started: float,
 
 
 def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Config,
-             mode: Mode) -> tuple[list[TestResult], str]:
+             mode: Mode, runs: dict | None = None) -> tuple[list[TestResult], str]:
     """Run tests in order with one sandboxed child; returns their results and what the submission printed.
 
     `started` is a time.monotonic() value (shared by every lane on this machine) for the grade's time limit.
+    `runs` is the e2e tests' memo (default: a new one); each run trained here is also `lanes.send` on.
     """
     # One thread per lane: the judge's tensors are tiny (waking OpenMP threads costs ~20 ms an op under
     # load), and the machine's other core runs the other lane.
     torch.set_num_threads(1)
     reference = load_reference() if mode == "full" else None
+    sent: set = set()
     sub = RemoteSubmission(path, cfg.limits, deadline=started + cfg.grade_seconds)
+    if runs is not None:
+        sub.memo = runs
     results = []
     try:
         for test_id in test_ids:
@@ -154,10 +173,20 @@ def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Co
             result = scored(cfg.tests[test_id], _title(test_id), _tags(test_id, cfg), finding)
             result.seconds = time.monotonic() - t0
             results.append(result)
+            _send_new_runs(sub.memo, sent)
             lanes.trim_heap()
         return results, sub.output()
     finally:
         sub.close()
+
+
+def _send_new_runs(memo: dict, sent: set) -> None:
+    """Pass the runs trained since the last test to the other lane (a no-op in the first lane)."""
+    new = {k: v for k, v in memo.items() if k not in sent}
+    if new:
+        from autograder import e2e
+        lanes.send(e2e.runs_to_json(new).encode())
+        sent.update(new)
 
 
 def run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, reference: ModuleType | None) -> Finding:

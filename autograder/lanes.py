@@ -1,8 +1,8 @@
 """How many judge processes ("lanes") a grade uses, which tests each runs, and how the second one starts.
 
     n = lane_count()                           # from the CPUs and memory this process may really use
-    lanes = split(test_ids, n)                 # [[checks, e2e...], [the largest group of e2e tests]]
-    with second_lane() as pool: ...            # a forked judge that dies with this one
+    work, trained = plan(test_ids, n, runs)    # [[checks, e2e...], [e2e...]], the runs the second lane trains
+    with second_lane() as (pool, inbox): ...   # a forked judge that dies with this one, and its pipe back
 
 Decided from the machine (autograder/machine.py), never from grading.yaml: one lane where at most one CPU
 is usable (a second buys nothing there and costs ~200 MB), two where two CPUs and the memory allow.
@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import itertools
 import multiprocessing
 import signal
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Iterator
+from multiprocessing.connection import Connection
+from typing import Hashable, Iterator
 
 from autograder import machine
 
 LANE_MB = 420          # peak of one lane (judge + its sandboxed child) in a full grade, measured
+CHECK_SECONDS = 0.05   # CPU of one unit or property check of the reference, on shipped examples (measured)
 MIN_CPUS_FOR_TWO = 1.9  # usable CPUs from which a second lane pays for itself
 PR_SET_PDEATHSIG = 1
 
@@ -39,34 +42,73 @@ def lane_count(wanted: int | None = None) -> int:
     return min(wanted or 2, 2 if two else 1)
 
 
-def split(test_ids: list[str], lanes: int, groups: list[tuple[str, ...]]) -> list[list[str]]:
-    """With two lanes, the second runs the largest group of e2e tests that must share a process."""
-    if lanes < 2 or not groups:
-        return [test_ids]
-    largest: tuple[str, ...] = max(groups, key=len)
-    second = set(largest)
-    return [[t for t in test_ids if t not in second], [t for t in test_ids if t in second]]
+def plan(test_ids: list[str], lanes: int, runs: dict[str, dict[Hashable, float]],
+         check_seconds: float = CHECK_SECONDS) -> tuple[list[list[str]], set[Hashable]]:
+    """Which tests each lane runs, and the run keys the second lane trains (the first waits for those).
+
+    `runs`: e2e test id -> {run key: estimated CPU seconds} (its registration's `runs`). The second lane
+    trains every run of its tests; the first the others of its tests and every check. Of all ways to
+    put e2e tests in the second lane, the one whose busier lane has the least work wins (ties: the
+    fewest tests there, then the earliest in test order): only the first lane ever waits, so no cycle.
+    """
+    e2e = [t for t in test_ids if t in runs]
+    if lanes < 2 or not e2e:
+        return [test_ids], set()
+    checks = check_seconds * sum(t not in runs for t in test_ids)
+    best: tuple = ()
+    for size in range(1, len(e2e) + 1):
+        for second in itertools.combinations(e2e, size):
+            trained = {k: c for t in second for k, c in runs[t].items()}
+            first = {k: c for t in e2e if t not in second for k, c in runs[t].items() if k not in trained}
+            load = max(checks + sum(first.values()), sum(trained.values()))
+            if not best or load < best[0] - 1e-9:
+                best = (load, set(second), set(trained))
+    _, chosen, keys = best
+    return [[t for t in test_ids if t not in chosen], [t for t in test_ids if t in chosen]], keys
 
 
-def _die_with_parent() -> None:
-    """In the forked lane: the kernel kills it when the judge dies, however the judge dies."""
+def _start_second_lane() -> None:
+    """In the forked lane: mark it as the second, and have the kernel kill it when the judge dies,
+    however the judge dies."""
+    global _IS_SECOND
+    _IS_SECOND = True
     try:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux: the executor's own shutdown is all there is
 
 
+_OUTBOX: Connection | None = None  # the pipe's end the second lane sends on (inherited by the fork)
+_IS_SECOND = False                  # True in the second lane only
+
+
 @contextmanager
-def second_lane() -> Iterator[ProcessPoolExecutor]:
-    """A forked judge process. Forked before any thread or child exists, it shares the imported modules
-    (torch's ~150 MB) copy-on-write; gc.freeze() keeps the collector from copying those pages."""
+def second_lane() -> Iterator[tuple[ProcessPoolExecutor, Connection]]:
+    """A forked judge process, and the end of a pipe on which it `send`s (plain bytes: the runs it trained).
+
+    Forked before any thread or child exists, it shares the imported modules (torch's ~150 MB)
+    copy-on-write; gc.freeze() keeps the collector from copying those pages."""
+    global _OUTBOX
     import torch._dynamo  # noqa: F401  imported by torch.optim on first use: ~70 MB shared, not twice
 
     from autograder import registry
     registry.lab()  # the lab's modules (training code, plots), imported once and shared
     gc.freeze()
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent) as pool:
-        yield pool
+    inbox, _OUTBOX = multiprocessing.Pipe(duplex=False)
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_start_second_lane) as pool:
+            yield pool, inbox
+    finally:
+        _OUTBOX.close()
+        inbox.close()
+        _OUTBOX = None
+
+
+def send(data: bytes) -> None:
+    """In the second lane: pass `data` to the first (a no-op in the first lane)."""
+    if _IS_SECOND and _OUTBOX is not None:
+        _OUTBOX.send_bytes(data)
 
 
 def trim_heap() -> None:

@@ -1,0 +1,63 @@
+"""How a grade is split between two judge lanes (autograder/lanes.py): balanced by the runs each e2e test
+trains, a run reused across lanes trained once and passed over, and the same findings as with one lane."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder import config, e2e, lanes
+from autograder.grade import e2e_runs, grade
+from autograder.paths import REFERENCE
+
+CFG = config.load()
+IDS = list(CFG.tests)
+
+
+def test_the_second_lane_takes_the_ppo_runs_the_others_reuse():
+    runs = e2e_runs(IDS, CFG)
+    (first, second), trained = lanes.plan(IDS, 2, runs)
+    assert second == ["e2e.kl_penalty", "e2e.blind_spot"]
+    assert first == [t for t in IDS if t not in second]
+    assert trained == set(runs["e2e.kl_penalty"]) | set(runs["e2e.blind_spot"])
+    assert set(runs["e2e.ptx"]) & trained == set(runs["e2e.kl_penalty"])  # ptx's baseline: passed over
+
+
+def test_one_lane_runs_everything_and_waits_for_nothing():
+    assert lanes.plan(IDS, 1, e2e_runs(IDS, CFG)) == ([IDS], set())
+    checks_only = [t for t in IDS if not t.startswith("e2e.")]
+    assert lanes.plan(checks_only, 2, {}) == ([checks_only], set())
+
+
+def test_the_plan_minimises_the_busier_lane():
+    runs = {"a": {"A": 5.0}, "b": {"B": 4.0}, "c": {"C": 3.0}, "d": {"A": 5.0, "D": 2.0}}
+    (first, second), trained = lanes.plan(["x", "a", "b", "c", "d"], 2, runs, check_seconds=1.0)
+    # d trains A and D (7 s); a waits for d's A: the first lane has 1 + 4 + 3 = 8 s (as with a there too)
+    assert (first, second, trained) == (["x", "a", "b", "c"], ["d"], {"A", "D"})
+
+
+def test_a_reused_run_is_fetched_once_and_trained_here_when_it_never_comes():
+    asked = []
+
+    def fetch(key):
+        asked.append(key)
+        return {"kl": {"final": 1.0}} if key == "kl" else {}
+    memo = e2e.SharedRuns({"kl", "lost"}, fetch)
+    assert "own" not in memo and asked == []            # not the other lane's: trained here, no waiting
+    assert "kl" in memo and memo["kl"] == {"final": 1.0}
+    assert "lost" not in memo and "lost" not in memo    # the other lane ended without it: asked once
+    assert asked == ["kl", "lost"]
+
+
+def test_runs_cross_the_pipe_exactly():
+    runs = {((("beta", 0.2), ("lr", 4e-4)), 1, ("gae", "kl"), 512): {"history": [{"gold": 0.1 + 0.2}],
+                                                                     "final": {"gold": -1e-300}}}
+    assert e2e.runs_from_json(e2e.runs_to_json(runs)) == runs
+
+
+@pytest.mark.slow  # two full grades of the reference (~50 s)
+def test_two_lanes_find_what_one_lane_finds():
+    one, two = grade(Path(REFERENCE), lane_count=1), grade(Path(REFERENCE), lane_count=2)
+    assert [(r.id, r.score, r.finding.message, r.finding.details, r.finding.metrics) for r in one.tests] == \
+           [(r.id, r.score, r.finding.message, r.finding.details, r.finding.metrics) for r in two.tests]
