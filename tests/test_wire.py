@@ -79,3 +79,31 @@ def test_a_slow_peer_times_out(pipe):
 def test_unsendable_values_are_refused():
     with pytest.raises(TypeError):
         wire.encode({"x": object()})
+
+
+def test_a_reader_keeps_what_arrived_past_a_frame(pipe):
+    read, write = pipe
+    os.write(write, wire.encode({"a": torch.arange(3)}) + wire.encode({"b": 2}))
+    reader = wire.FrameReader(read)
+    assert torch.equal(reader.read()["a"], torch.arange(3))
+    assert reader.buffer  # the second frame came in the same read
+    assert reader.read(time.monotonic() + 5) == {"b": 2}
+
+
+def test_read_frame_takes_no_byte_past_its_frame(pipe):
+    read, write = pipe
+    os.write(write, wire.encode({"a": 1}) + b"next")
+    assert wire.read_frame(read) == {"a": 1}
+    assert os.read(read, 100) == b"next"
+
+
+def test_a_non_blocking_reader_waits_until_its_deadline(pipe):
+    read, write = pipe
+    os.set_blocking(read, False)
+    data = wire.encode({"x": torch.zeros(4)})
+    os.write(write, data[:-3])
+    reader = wire.FrameReader(read)
+    with pytest.raises(TimeoutError):
+        reader.read(time.monotonic() + 0.2)
+    os.write(write, data[-3:])
+    assert torch.equal(reader.read(time.monotonic() + 5)["x"], torch.zeros(4))
