@@ -180,6 +180,8 @@ class Child:
             for fd in passed:
                 os.close(fd)
         os.set_blocking(self._to_child, False)
+        os.set_blocking(self._from_child, False)  # read what is there, wait (select) only when nothing is
+        self._reader = wire.FrameReader(self._from_child)
         self.output = CappedBuffer(self.limits.output_bytes)
         self._drainer = threading.Thread(target=self.output.drain, args=(self.proc.stdout,), daemon=True)
         self._drainer.start()
@@ -216,19 +218,20 @@ class Child:
 
     def _send(self, data: bytes, deadline: float, what: str, timeout: float | None = None) -> None:
         view = memoryview(data)
-        while view:
+        while view:  # write first (a frame usually fits the pipe at once), wait only when it is full
+            try:
+                view = view[os.write(self._to_child, view):]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                raise ChildFailure(*self._death(what)) from None
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([], [self._to_child], [], left)[1]:
                 self._timeout(what, timeout or self.limits.import_seconds)
-            try:
-                view = view[os.write(self._to_child, view):]
-            except BlockingIOError:
-                continue
-            except OSError:
-                raise ChildFailure(*self._death(what)) from None
 
     def _receive(self, deadline: float, timeout: float, what: str) -> dict:
-        while True:
+        while not self._reader.buffer:  # bytes kept from the last read are an answer already started
             left = deadline - time.monotonic()
             if select.select([self._from_child], [], [], max(0.0, min(left, POLL_SECONDS)))[0]:
                 break
@@ -237,7 +240,7 @@ class Child:
             elif left <= 0:
                 self._timeout(what, timeout)
         try:
-            message = wire.read_frame(self._from_child, deadline)
+            message = self._reader.read(deadline)
         except TimeoutError:
             self._timeout(what, timeout)
         except EOFError:

@@ -76,7 +76,7 @@ def call(module, request: dict) -> dict:
     grads = []
     if grad:
         if isinstance(result, torch.Tensor) and result.requires_grad and result.numel() == 1:
-            result.sum().backward()
+            result.backward()  # one element: the same gradient as result.sum().backward()
             grads = [args[i].grad for i in grad]
         else:
             grads = [None for _ in grad]
@@ -94,9 +94,10 @@ def main() -> None:
     except BaseException as exc:  # noqa: BLE001 - any failure of the submission is reported, not raised
         wire.write_frame(out_fd, error_reply(exc, path))
         return
+    requests = wire.FrameReader(in_fd)
     while True:
         try:
-            request = wire.read_frame(in_fd)
+            request = requests.read()
         except EOFError:
             return
         try:
