@@ -134,9 +134,11 @@ class RemoteSubmission:
         if not reply.get("ok"):
             err = _error_of(reply)
             kind = "missing" if err.get("kind") == "missing" else "raised"
-            if err.get("type") == "NotImplementedError" and valid:
+            if err.get("type") == "NotImplementedError" and valid and err.get("kind") == "raised":
                 kind = "not_implemented"
             sentence = f"rlhf.py does not define {fn}" if kind == "missing" else f"{fn} {_describe_raise(err)}"
+            if err.get("kind") == "unsendable":  # the answer, not the function, failed: e.g. a sparse tensor
+                sentence = f"{fn} returned a value the grader cannot read back (sending it {_describe_raise(err)})"
             error = SubmissionError(sentence, kind, err.get("type"), err.get("message", "") if kind == "raised" else "")
             if kind in ("missing", "not_implemented"):  # no other input will change that answer
                 self._broken[fn] = error
@@ -161,7 +163,7 @@ def _error_of(reply: dict) -> dict:
     cleaned text for the message, an int line (the child may send anything)."""
     err = reply.get("error")
     err = err if isinstance(err, dict) else {}
-    clean: dict = {"kind": "missing" if err.get("kind") == "missing" else "raised"}
+    clean: dict = {"kind": err["kind"] if err.get("kind") in ("missing", "unsendable") else "raised"}
     name = err.get("type")
     if isinstance(name, str) and TYPE_NAME.fullmatch(name):
         clean["type"] = name

@@ -46,3 +46,22 @@ def test_a_missing_function_fails_with_a_sentence(tmp_path):
             sub.call("compute_gae", torch.zeros(1, 1), torch.zeros(1, 1), torch.ones(1, 1))
     finally:
         sub.close()
+
+
+def test_an_answer_the_wire_cannot_carry_fails_that_call_and_the_child_lives_on(tmp_path):
+    path = tmp_path / "rlhf.py"
+    path.write_text("import torch\n"
+                    "def kl_estimate(logp, ref_logp, kind='k1'):\n"
+                    "    return (logp - ref_logp).to_sparse()\n"
+                    "def bradley_terry_loss(r_better, r_worse):\n"
+                    "    return -torch.nn.functional.logsigmoid(r_better - r_worse).mean()\n")
+    sub = RemoteSubmission(path, config.load().limits)
+    try:
+        with pytest.raises(SubmissionError, match="kl_estimate returned a value the grader cannot read back "
+                                                  r"\(sending it raised NotImplementedError\)") as raised:
+            sub.call("kl_estimate", torch.zeros(1, 2), torch.zeros(1, 2))
+        assert raised.value.kind == "raised"
+        value, _ = sub.call("bradley_terry_loss", torch.zeros(1), torch.zeros(1))
+        assert torch.isclose(value, torch.tensor(0.6931), atol=1e-4) and sub.calls == 2
+    finally:
+        sub.close()

@@ -174,6 +174,11 @@ def _unpack(value, tensors: list):
 
 
 def write_frame(fd: int, message: dict) -> None:
-    data = memoryview(encode(message))
+    write_bytes(fd, encode(message))
+
+
+def write_bytes(fd: int, frame: bytes) -> None:
+    """Write an encoded frame whole (blocking)."""
+    data = memoryview(frame)
     while data:
         data = data[os.write(fd, data):]

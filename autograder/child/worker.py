@@ -80,7 +80,21 @@ def call(module, request: dict) -> dict:
             grads = [args[i].grad for i in grad]
         else:
             grads = [None for _ in grad]
-    return {"ok": True, "result": tag(result), "grads": grads}
+    return {"ok": True, "result": result, "grads": grads}
+
+
+def send_reply(out_fd: int, reply: dict, path: str) -> None:
+    """Send a reply; a result that cannot be made wire data (a sparse tensor, a subclass that raises) is
+    answered as "unsendable": the answer failed, not the function."""
+    try:
+        if reply.get("ok"):
+            reply = {**reply, "result": tag(reply["result"])}
+        frame = wire.encode(reply)
+    except Exception as exc:  # noqa: BLE001 - whatever the submission's object raised
+        failed = error_reply(exc, path)
+        failed["error"]["kind"] = "unsendable"
+        frame = wire.encode(failed)
+    wire.write_bytes(out_fd, frame)
 
 
 def main() -> None:
@@ -104,11 +118,7 @@ def main() -> None:
             reply = call(module, request)
         except BaseException as exc:  # noqa: BLE001
             reply = error_reply(exc, path)
-        try:
-            wire.write_frame(out_fd, reply)
-        except TypeError as exc:
-            wire.write_frame(out_fd, {"ok": False, "error": {"kind": "unsendable", "type": "TypeError",
-                                                           "message": str(exc), "line": None}})
+        send_reply(out_fd, reply, path)
 
 
 if __name__ == "__main__":
