@@ -2,6 +2,7 @@
 
     python benchmarks/grade_all_bench.py                      # 20 mixed submissions, 100 for the rerun
     python benchmarks/grade_all_bench.py --students 0 --rerun-students 100  # only the rerun
+    python benchmarks/grade_all_bench.py --students 0 --rerun-students 0 --full 10  # 10 full grades, 2 workers
 
 A mixed class cycles through: correct (the reference), blank (the starter), partly done (the
 reference with one function raising NotImplementedError), a mistake (the reference with the GAE
@@ -85,6 +86,8 @@ def main() -> int:
     parser.add_argument("--only", default="gae,kl", help="tests of the throughput batch (first tags)")
     parser.add_argument("--rerun-students", type=int, default=100, help="size of the rerun class (0: skip)")
     parser.add_argument("--rerun-only", default="gae", help="tests used to grade the rerun class once")
+    parser.add_argument("--full", type=int, default=0,
+                        help="also grade this many copies of the reference in full with 2 workers (issue 14: 10)")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="lab12-bench-") as tmp:
@@ -93,6 +96,8 @@ def main() -> int:
             throughput(tmp, args.students, args.only)
         if args.rerun_students:
             rerun(tmp, args.rerun_students, args.rerun_only)
+        if args.full:
+            full(tmp, args.full)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
@@ -114,6 +119,21 @@ def throughput(tmp: Path, students: int, only: str) -> None:
     peak = [r for r in records(tmp / "out1") + records(tmp / "out2") if "worker_peak_mb" in r]
     print(f"peak RSS of a worker (judge): {max(r['worker_peak_mb'] for r in peak):.0f} MB (target <= 768); "
           f"largest sandboxed child: {max(r['child_peak_mb'] for r in peak):.0f} MB")
+
+
+def full(tmp: Path, students: int) -> None:
+    """Full grades (the e2e tests included) of copies of the reference, 2 workers (one judge lane each)."""
+    for i in range(students):
+        path = tmp / "full" / f"student{i:03d}" / "rlhf.py"
+        path.parent.mkdir(parents=True)
+        path.write_text(REFERENCE.read_text() + f"\n# student {i}\n")
+    cpu = children_cpu()
+    seconds = grade_all(tmp / "full", tmp / "outfull", "--workers", "2")
+    cpu = children_cpu() - cpu
+    done = records(tmp / "outfull")
+    scores = sorted({r.get("score") for r in done}, key=str)
+    print(f"2 workers: {students} full grades in {seconds:.1f} s = {len(done) / seconds * 60:.1f} grades/min "
+          f"(target >= 4); CPU {cpu:.0f} s ({cpu / students:.1f} s a grade); scores {scores}")
 
 
 def rerun(tmp: Path, students: int, only: str) -> None:
