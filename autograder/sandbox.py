@@ -182,6 +182,7 @@ class Child:
         os.set_blocking(self._to_child, False)
         os.set_blocking(self._from_child, False)  # read what is there, wait (select) only when nothing is
         self._reader = wire.FrameReader(self._from_child)
+        self._memory_checked = time.monotonic()
         self.output = CappedBuffer(self.limits.output_bytes)
         self._drainer = threading.Thread(target=self.output.drain, args=(self.proc.stdout,), daemon=True)
         self._drainer.start()
@@ -235,10 +236,13 @@ class Child:
             left = deadline - time.monotonic()
             if select.select([self._from_child], [], [], max(0.0, min(left, POLL_SECONDS)))[0]:
                 break
-            if self.leaf is None and self._resident_mb() + self._tmpfs_mb() > self.limits.memory_mb:
+            if self._over_memory():
                 self._stop("memory")
             elif left <= 0:
                 self._timeout(what, timeout)
+        if time.monotonic() - self._memory_checked >= POLL_SECONDS and self._over_memory():
+            self._stop("memory")  # calls shorter than a poll: memory (tmpfs files) held across them counts too
+            raise ChildFailure(*self._death(what))
         try:
             message = self._reader.read(deadline)
         except TimeoutError:
@@ -253,6 +257,11 @@ class Child:
             self.kill()
             raise ChildFailure(f"{what} sent a malformed answer", "protocol")
         return message
+
+    def _over_memory(self) -> bool:
+        """Without a cgroup: does the child hold more than memory_mb (its tree's PSS and its tmpfs files)?"""
+        self._memory_checked = time.monotonic()
+        return self.leaf is None and self._resident_mb() + self._tmpfs_mb() > self.limits.memory_mb
 
     def _timeout(self, what: str, timeout: float):
         self._stop("time")
