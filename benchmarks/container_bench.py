@@ -13,6 +13,10 @@ cpuacct (CPU time) and memory (memory.limit_in_bytes, swap included). Printed pe
 wall time, CPU time (cpuacct.usage: every process of the run), peak memory (memory.max_usage_in_bytes),
 OOM kills (memory.oom_control), processes left in the group after run_autograder returned, the score
 and the isolation level the grade reported. Needs root and writable cgroup v1 cpu, cpuacct and memory.
+
+`--control` also runs, under each condition's quota, the bare e2e compute of benchmarks/floor_bench.py (no
+sandbox, no grader): on a virtual machine a CPU quota can itself inflate CPU time (throttled vCPUs come
+back to cold caches), and this shows by how much at that moment.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 import docker_level  # noqa: E402 - the Docker level the sandbox tests use: no CAP_SYS_ADMIN, Docker's seccomp
 
 CGROUP_V1 = Path("/sys/fs/cgroup")
@@ -143,6 +147,18 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
     return Outcome(wall, cpu, peak, oom, survivors, score, isolation)
 
 
+def control_cpu(cpus: float, memory_mb: int) -> float:
+    """CPU seconds of floor_bench's bare e2e compute run in a fresh group with this quota."""
+    from floor_bench import BARE
+    groups = Cgroups(f"lab12-control-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
+    try:
+        subprocess.run([sys.executable, "-c", BARE], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                       preexec_fn=groups.enter)
+        return groups.read()[0]
+    finally:
+        groups.remove()
+
+
 def read_results(path: Path, log: Path) -> tuple[str, str]:
     try:
         data = json.loads(path.read_text())
@@ -161,6 +177,7 @@ def main() -> int:
     parser.add_argument("--submission", type=Path, default=ROOT / "solutions" / "rlhf.py")
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="mounted as /autograder/venv")
     parser.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "lab12-container-bench")
+    parser.add_argument("--control", action="store_true", help="also the bare e2e compute under each quota")
     args = parser.parse_args()
     missing = docker_level.available()
     if missing:
@@ -184,6 +201,9 @@ def main() -> int:
                   f"{statistics.median(r.cpu for r in runs):7.1f} {statistics.median(r.peak_mb for r in runs):8.0f} "
                   f"{sum(r.oom_kills for r in runs):4d} {sum(r.survivors for r in runs):4d}  "
                   f"(median of {len(runs)}; load average {os.getloadavg()[0]:.1f})", flush=True)
+            if args.control:
+                print(f"{cpus:5g} {memory_mb:5d} bare e2e compute (no grader) under this quota: "
+                      f"{control_cpu(cpus, memory_mb):.1f} s CPU", flush=True)
     return 0
 
 
