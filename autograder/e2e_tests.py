@@ -38,12 +38,11 @@ def without_ptx(spec: Mapping) -> dict:
     return {**spec, "ppo": {k: v for k, v in spec["ppo"].items() if k != "ptx_coef"}}
 
 
-def ppo_runs(*specs: Callable[[Mapping], Mapping]) -> Callable[[Mapping], dict]:
-    """A test's `runs`: the PPO runs it measures, key -> estimated CPU seconds."""
+def ppo_runs(*also: Callable[[Mapping], Mapping]) -> Callable[[Mapping], dict]:
+    """A test's `runs`: its own PPO run and the runs `also` derives from its spec, key -> estimated CPU seconds."""
     def runs(spec: Mapping) -> dict:
         out = {}
-        for make in specs:
-            s = make(spec)
+        for s in (spec, *(derive(spec) for derive in also)):
             share = 1 + PTX_SHARE if s["ppo"].get("ptx_coef", 0) > 0 else 1
             out[ppo_key(s)] = s["ppo"]["iterations"] * s["ppo"]["batch_size"] / 32 * PPO_ITERATION_SECONDS * share
         return out
@@ -106,7 +105,7 @@ def measure_reward_model(cfg: Config, spec: Mapping, parts: training.Parts, memo
           [Criterion("gold_gain", "min_gold_gain", ">=", "PPO with a KL penalty did not raise the gold score enough"),
            Criterion("malformed", "max_malformed", "<=", "PPO with a KL penalty produced too many malformed answers")],
           settings=(*PPO_KEYS, "min_gold_gain", "max_malformed"), band="run", plotted=("gold", "malformed"),
-          runs=ppo_runs(dict))
+          runs=ppo_runs())
 def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     run = ppo_outcome(cfg, spec, parts, memo)
     gain = run["final"]["gold"] - run["start"]["gold"]
@@ -122,7 +121,7 @@ def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
            Criterion("gold_change", "max_gold_change", "<=", BLIND_SPOT_MISSED),
            Criterion("malformed", "min_malformed", ">=", BLIND_SPOT_MISSED)],
           settings=(*PPO_KEYS, "min_rm_gain", "max_gold_change", "min_malformed"), band="run",
-          plotted=("rm_score", "gold", "malformed"), runs=ppo_runs(dict))
+          plotted=("rm_score", "gold", "malformed"), runs=ppo_runs())
 def measure_blind_spot(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     run = ppo_outcome(cfg, spec, parts, memo)
     s, f = run["start"], run["final"]
@@ -138,7 +137,7 @@ def measure_blind_spot(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
           [Criterion("accuracy_gain", "min_accuracy_gain", ">=",
                      "PPO-ptx should keep more arithmetic accuracy than the same run without ptx")],
           settings=(*PPO_KEYS, "min_accuracy_gain"), shares="kl_penalty", band="ptx", plotted=("accuracy",),
-          runs=ppo_runs(dict, without_ptx))
+          runs=ppo_runs(without_ptx))
 def measure_ptx(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     with_ptx = ppo_outcome(cfg, spec, parts, memo)
     without = ppo_outcome(cfg, without_ptx(spec), parts, memo)
