@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
+from autograder import replay
 from autograder.baseline import EVAL_SEED_OFFSET, RM_TEST, rankings, reference_rm, rm_key, sft_evaluation
 from autograder.config import Config
 from autograder.e2e import Criterion, e2e_test
@@ -54,11 +55,14 @@ def ppo_outcome(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict) -
     rm = reference_rm(*rm_key(cfg.e2e))
     ppo = dict(spec["ppo"])
     key = ppo_key(spec)
-    if key not in memo:
+    def train() -> dict:
         policy = tinylm.load_sft()
         history = training.train_ppo(policy, rm, parts, training.PPOConfig(seed=spec["seed"], **ppo))
         final = training.evaluate_policy(policy, rm, spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET)
-        memo[key] = {"history": history, "final": final}
+        return {"history": history, "final": final}
+
+    if key not in memo:
+        memo[key] = replay.outcome(key, parts, train, cfg.calibration.replay_rtol, cfg.calibration.replay_atol)
     start = sft_evaluation(rm_key(cfg.e2e), spec["eval_prompts"], spec["seed"] + EVAL_SEED_OFFSET)
     return {**memo[key], "start": start}
 
@@ -66,6 +70,16 @@ def ppo_outcome(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict) -
 def _describe(run: dict) -> str:
     s, f = run["start"], run["final"]
     return "; ".join(f"{k} {s[k]:.3f} -> {f[k]:.3f}" for k in ("rm_score", "gold", "malformed", "accuracy"))
+
+
+def _replayed(*runs: dict) -> str:
+    """A note for runs the grade did not train: the submission answered their calls as the reference does."""
+    if not all(run.get("replayed") for run in runs):
+        return ""
+    calls = sum(run["replayed"] for run in runs)
+    what, stands = ("this training", "training stands for it") if len(runs) == 1 else \
+        ("these trainings", "trainings stand for them")
+    return f" (your functions answered all {calls} calls of {what} as the reference's do, so its recorded {stands})"
 
 
 
@@ -109,7 +123,8 @@ def measure_reward_model(cfg: Config, spec: Mapping, parts: training.Parts, memo
 def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     run = ppo_outcome(cfg, spec, parts, memo)
     gain = run["final"]["gold"] - run["start"]["gold"]
-    details = f"SFT -> after PPO: {_describe(run)}; gold gain {gain:.3f} (needs >= {spec['min_gold_gain']})"
+    details = (f"SFT -> after PPO: {_describe(run)}; gold gain {gain:.3f} (needs >= {spec['min_gold_gain']})"
+               + _replayed(run))
     return {"gold_gain": gain, "malformed": run["final"]["malformed"]}, details, {"run": run["history"]}
 
 
@@ -125,7 +140,7 @@ def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
 def measure_blind_spot(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     run = ppo_outcome(cfg, spec, parts, memo)
     s, f = run["start"], run["final"]
-    details = f"SFT -> after PPO without KL penalty: {_describe(run)}"
+    details = f"SFT -> after PPO without KL penalty: {_describe(run)}" + _replayed(run)
     metrics = {"rm_gain": f["rm_score"] - s["rm_score"], "gold_change": f["gold"] - s["gold"],
                "malformed": f["malformed"]}
     return metrics, details, {"run": run["history"]}
@@ -143,5 +158,5 @@ def measure_ptx(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     without = ppo_outcome(cfg, without_ptx(spec), parts, memo)
     gain = with_ptx["final"]["accuracy"] - without["final"]["accuracy"]
     details = (f"accuracy with ptx {with_ptx['final']['accuracy']:.3f}, without {without['final']['accuracy']:.3f} "
-               f"(gain {gain:.3f}, needs >= {spec['min_accuracy_gain']})")
+               f"(gain {gain:.3f}, needs >= {spec['min_accuracy_gain']})" + _replayed(with_ptx, without))
     return {"accuracy_gain": gain}, details, {"ptx": with_ptx["history"], "no ptx": without["history"]}

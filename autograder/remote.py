@@ -21,6 +21,7 @@ import builtins
 import re
 import time
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -34,7 +35,7 @@ CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_los
 
 # The shape each contract function must return, from its tensor arguments (solutions/rlhf.py):
 # () for a loss; (advantages, returns) of rewards' shape; kl and shaped rewards of logp's shape.
-SHAPES = {
+SHAPES: dict[str, Callable[..., tuple]] = {
     "bradley_terry_loss": lambda *a: (),
     "ranking_loss": lambda *a: (),
     "ppo_policy_loss": lambda *a: (),
@@ -192,24 +193,36 @@ class RemoteFunction:
 
     Tensors that require grad are sent with a gradient request; the reply's gradients are attached
     to a local surrogate  value + sum(grad * (x - x.detach()))  whose backward gives exactly them.
+    `tape`, when a list, gets every call as a dict: fn, args (detached), grad (the indices of those that
+    required grad), kwargs, value, grads (autograder/replay.py records the reference's runs so).
     """
 
     def __init__(self, submission: RemoteSubmission, name: str):
         self.submission, self.name = submission, name
+        self.tape: list | None = None
 
-    def __call__(self, *args, **kwargs):
+    def answer(self, *args, **kwargs) -> tuple:
+        """(value, grads) of a call, checked against the contract: grads[k] is d(value)/d(the k-th
+        argument that requires grad), a tensor of its shape. Arguments go detached."""
         grad = tuple(i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad)
-        value, grads = self.submission.call(self.name, *[_plain(a) for a in args], grad=grad, **kwargs)
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        plain = [_plain(a) for a in args]
+        value, grads = self.submission.call(self.name, *plain, grad=grad, **kwargs)
+        tensors = [a for a in plain if isinstance(a, torch.Tensor)]
         value = _expect_tensors(self.name, value, SHAPES[self.name](*tensors), tensors[0].dtype)
-        if not grad:
-            return value
         if any(g is None for g in grads):
             raise SubmissionError(f"{self.name} returned a loss that is not differentiable in its inputs "
                                   "(was an input detached?)", "no_grad")
+        if self.tape is not None:
+            self.tape.append({"fn": self.name, "args": plain, "grad": list(grad), "kwargs": kwargs,
+                              "value": value, "grads": grads})
+        return value, grads
+
+    def __call__(self, *args, **kwargs):
+        value, grads = self.answer(*args, **kwargs)
+        grad = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
         surrogate = value  # a tensor of its own, no grad (wire.py built it): the sums below make a new one
-        for i, g in zip(grad, grads):  # call() checked that g has exactly args[i]'s shape and dtype
-            surrogate = surrogate + (g * (args[i] - args[i].detach())).sum()
+        for a, g in zip(grad, grads):  # answer() checked that g has exactly a's shape and dtype
+            surrogate = surrogate + (g * (a - a.detach())).sum()
         return surrogate
 
 

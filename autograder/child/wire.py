@@ -85,8 +85,15 @@ class FrameReader:
 
     def __init__(self, fd: int, exact: bool = False):
         self.fd, self.exact = fd, exact
-        self.blocking = os.get_blocking(fd)
+        self.blocking = os.get_blocking(fd) if fd >= 0 else False
         self.buffer = bytearray()
+
+    @classmethod
+    def of_bytes(cls, data: bytes) -> "FrameReader":
+        """A reader of frames held in memory (e.g. a file's): EOFError past the last whole one."""
+        reader = cls(-1)
+        reader.buffer += data
+        return reader
 
     def read(self, deadline: float | None = None) -> dict:
         """Read and decode one frame (TimeoutError after `deadline`, monotonic; EOFError when closed)."""
@@ -120,6 +127,8 @@ class FrameReader:
     def _fill(self, n: int, deadline: float | None) -> None:
         """Read until the buffer holds at least n bytes."""
         while len(self.buffer) < n:
+            if self.fd < 0:
+                raise EOFError("the frame is cut short")
             want = n - len(self.buffer)
             if self.blocking and deadline is not None:
                 self._wait(deadline)
