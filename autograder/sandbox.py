@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import select
 import shutil
 import signal
@@ -42,6 +43,7 @@ MEMORY_CHECK_SECONDS = 1.0  # across short calls: tmpfs files every poll, the tr
 KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
 CHILD_ROOT: str | None = None  # where the children's folders go (None: the system's temp folder)
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")  # writable by anyone: cleaned of a child's files without bwrap
+HOME_NAME = re.compile(r"lab12-child-(\d+)-(\d+)-.*")  # lab12-child-<judge's pid namespace>-<judge's pid>-...
 
 
 DETAIL_CHARS = 500     # longest child-produced text kept in an error's `detail`
@@ -119,7 +121,9 @@ class Child:
         self._reason: str | None = None
         self.uid: int | None = None
         self._to_child = self._from_child = -1
-        self.home = Path(tempfile.mkdtemp(prefix="lab12-child-", dir=CHILD_ROOT)).resolve()
+        sweep_orphans(CHILD_ROOT or tempfile.gettempdir())
+        self.home = Path(tempfile.mkdtemp(prefix=f"lab12-child-{_pid_namespace()}-{os.getpid()}-",
+                                          dir=CHILD_ROOT)).resolve()
         self.leaf: isolation.CgroupLeaf | None = None
         try:
             self._start(submission, program)
@@ -408,6 +412,55 @@ class Child:
                 _remove_owned_by(self.uid, folder)
             ipc.remove_owned_by(self.uid)
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def sweep_orphans(root: str) -> None:
+    """Remove what the children of dead judges left in `root`. A judge killed mid-grade (SIGKILL, the OOM
+    killer, grade-all's job limit) cannot clean up: its child's folder, which holds a copy of a submission,
+    would stay, readable by whichever later child is given the same uid. Only folders of this pid namespace
+    whose judge is gone are removed; without bubblewrap, so are their uid's files in the shared temp
+    folders and its IPC objects, unless a live process holds that uid (a new child given it already)."""
+    if not _pid_namespace():  # no /proc: whether a judge lives cannot be told
+        return
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        name = HOME_NAME.fullmatch(entry.name)
+        if not name or int(name[1]) != _pid_namespace() or _alive(int(name[2])):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        uid = info.st_gid  # root:uid once handed over
+        if os.geteuid() == 0 and uid >= isolation.UID_BASE and not _uid_in_use(uid):
+            for folder in SHARED_TEMP:
+                _remove_owned_by(uid, folder)
+            ipc.remove_owned_by(uid)
+
+
+@functools.lru_cache(maxsize=1)
+def _pid_namespace() -> int:
+    """An id of this process's pid namespace: a pid names the same process only within one."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _uid_in_use(uid: int) -> bool:
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if uid in _uids(int(name)):
+                return True
+        except (OSError, StopIteration):
+            continue
+    return False
 
 
 def _entries_of(uid: int, folder: str) -> list[os.DirEntry]:

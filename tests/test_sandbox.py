@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import struct
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -139,6 +141,42 @@ def test_without_bubblewrap_files_left_in_shared_temp_are_removed(tmp_path):
     assert child.hello.get("ok") and os.path.isdir(f"/tmp/{name}/x")
     child.kill()
     assert not os.path.exists(f"/tmp/{name}") and not os.path.exists(f"/dev/shm/{name}")
+
+
+JUDGE = """
+import sys, time
+from pathlib import Path
+from autograder import config, sandbox
+sandbox.CHILD_ROOT = sys.argv[1]
+child = sandbox.Child(Path(sys.argv[2]), config.load().limits)
+print(child.home, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_next_child_removes_the_folder_a_killed_judge_left(tmp_path, monkeypatch):
+    """A SIGKILLed judge cannot remove its child's folder (a copy of the submission): the next child does,
+    and leaves alone the folders of live judges and of other pid namespaces."""
+    root = tmp_path / "children"
+    root.mkdir()
+    path = tmp_path / "rlhf.py"
+    path.write_text("x = 1\n")
+    judge = subprocess.Popen([sys.executable, "-c", JUDGE, str(root), str(path)], cwd=ROOT, stdout=subprocess.PIPE,
+                             text=True)
+    left = Path(judge.stdout.readline().strip())
+    judge.kill()
+    judge.wait()
+    assert left.is_dir() and left.parent == root
+    live = root / f"lab12-child-{sandbox._pid_namespace()}-{os.getpid()}-live"
+    elsewhere = root / f"lab12-child-{sandbox._pid_namespace() + 1}-{judge.pid}-other"
+    live.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
+    child = sandbox.Child(path, config.load().limits)
+    try:
+        assert not left.exists() and live.is_dir() and elsewhere.is_dir()
+    finally:
+        child.kill()
 
 
 def test_seccomp_program_is_well_formed():
