@@ -7,8 +7,10 @@ Measured, each in a fresh process:
 - bare e2e: the four e2e tests of the reference measured in-process (no sandbox, no remote calls, the
   trainings ptx shares with kl_penalty done once, as in a grade), CPU time after the imports;
 - torch import: CPU time of `import torch`;
-- grade: `python -m autograder grade` of the reference, CPU of the whole process tree (user + system of
-  it and every descendant it waited for), on one CPU (`taskset -c 0`: one judge lane) and on two.
+- grade: `python -m autograder grade`, CPU of the whole process tree (user + system of it and every
+  descendant it waited for), on one CPU (`taskset -c 0`: one judge lane) and on two, of a submission that
+  trains every run (benchmarks/submissions.py: the reference's own runs are replayed, not trained), and
+  of the reference.
 The target: grade CPU <= 1.15 x bare e2e + one torch import per process that imports it (the judge, and one
 sandboxed child per lane; the second lane is forked from the judge and imports nothing).
 """
@@ -25,6 +27,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "solutions" / "rlhf.py"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from submissions import trained_copy  # noqa: E402
+
 BARE = """
 import time, torch
 torch.set_num_threads(1)
@@ -67,16 +73,18 @@ def main() -> int:
     bare = med(printed(BARE) for _ in range(args.repeat))
     torch_import = med(printed(TORCH) for _ in range(args.repeat))
     out = tempfile.mkdtemp(prefix="floor-bench-")
-    grade = [sys.executable, "-m", "autograder", "grade", "solutions/rlhf.py", "--out", out, "--quiet"]
     print(f"bare e2e compute {bare:.1f} s CPU; torch import {torch_import:.2f} s CPU "
           f"(load average {os.getloadavg()[0]:.1f})")
-    print(f"{'grade':24s} {'CPU s':>6s} {'bound s':>8s} {'ratio to bare':>14s}")
+    print(f"{'grade':44s} {'CPU s':>6s} {'bound s':>8s} {'ratio to bare':>14s}")
     ok = True
-    for label, prefix, processes in (("one CPU (1 lane)", ["taskset", "-c", "0"], 2), ("two CPUs (2 lanes)", [], 3)):
-        cpu = med(cpu_of(prefix + grade) for _ in range(args.repeat))
-        bound = 1.15 * bare + processes * torch_import
-        ok &= cpu <= bound
-        print(f"{label:24s} {cpu:6.1f} {bound:8.1f} {cpu / bare:14.2f}{'' if cpu <= bound else '  OVER'}")
+    for who, submission in (("a submission that trains", trained_copy()), ("the reference (replayed)", REFERENCE)):
+        grade = [sys.executable, "-m", "autograder", "grade", str(submission), "--out", out, "--quiet"]
+        for label, prefix, processes in (("one CPU, 1 lane", ["taskset", "-c", "0"], 2), ("two CPUs, 2 lanes", [], 3)):
+            cpu = med(cpu_of(prefix + grade) for _ in range(args.repeat))
+            bound = 1.15 * bare + processes * torch_import
+            ok &= cpu <= bound
+            print(f"{who + ', ' + label:44s} {cpu:6.1f} {bound:8.1f} {cpu / bare:14.2f}"
+                  f"{'' if cpu <= bound else '  OVER'}")
     return 0 if ok else 1
 
 

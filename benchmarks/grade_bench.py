@@ -2,6 +2,7 @@
 
     python benchmarks/grade_bench.py            # reference in full, property tests only, blank starter
     python benchmarks/grade_bench.py --repeat 3
+    python benchmarks/grade_bench.py --case "a submission that trains, full grade"
 
 Each case runs `python -m autograder grade` as a subprocess. CPU time is user + system of it and of
 every descendant it waited for (sandbox children, the second judge lane). Peak memory is the largest
@@ -22,8 +23,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from submissions import trained_copy  # noqa: E402
+
 CASES = {  # name -> (submission, --only, targets: wall s, cpu s, peak MB)
     "reference, full grade": ("solutions/rlhf.py", "", (20, 30, 768)),  # issue 14: idle 2 cores
+    "a submission that trains, full grade": ("trained", "", (20, 30, 768)),  # benchmarks/submissions.py
     "reference, property tests only": ("solutions/rlhf.py", "rm_loss,gae,ppo_clip,kl", (10, None, 768)),
     "blank starter, full grade": ("assignment/rlhf.py", "", (10, None, 768)),
 }
@@ -97,6 +102,7 @@ def main() -> int:
     ok = True
     for name in args.case or CASES:
         submission, only, (t_wall, t_cpu, t_mem) = CASES[name]
+        submission = str(trained_copy()) if submission == "trained" else submission
         for _ in range(args.repeat):
             wall, cpu, peak = measure(submission, only)
             within = wall <= t_wall and (t_cpu is None or cpu <= t_cpu) and peak <= t_mem
