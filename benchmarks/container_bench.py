@@ -36,7 +36,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 import docker_level  # noqa: E402 - the Docker level the sandbox tests use: no CAP_SYS_ADMIN, Docker's seccomp
-from submissions import trained_copy  # noqa: E402
 
 CGROUP_V1 = Path("/sys/fs/cgroup")
 PERIOD_US = 100_000
@@ -125,7 +124,9 @@ def gradescope_layout(bundle: Path, submission: Path, home: Path) -> Path:
     return home
 
 
-def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb: int, log: Path) -> Outcome:
+def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb: int, log: Path,
+             trained: bool = False) -> Outcome:
+    """One run of the bundle; `trained`: every PPO run trains (LAB12_REPLAY=0), none is replayed."""
     with tempfile.TemporaryDirectory(prefix="lab12-container-") as tmp:
         home = gradescope_layout(bundle, submission, Path(tmp) / "autograder")
         groups = Cgroups(f"lab12-bench-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
@@ -135,7 +136,8 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
             started = time.monotonic()
             with open(log, "w") as out:
                 subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, pass_fds=(fd,), preexec_fn=groups.enter,
-                               cwd="/", env={k: v for k, v in os.environ.items() if not k.startswith("LAB12_")})
+                               cwd="/", env={**{k: v for k, v in os.environ.items() if not k.startswith("LAB12_")},
+                                             **({"LAB12_REPLAY": "0"} if trained else {})})
             wall = time.monotonic() - started
             os.close(fd)
             survivors = len(groups.pids())
@@ -177,7 +179,8 @@ def main() -> int:
     parser.add_argument("--bundle", type=Path, help="a built autograder.zip (default: build one now)")
     parser.add_argument("--submission", type=Path, default=ROOT / "solutions" / "rlhf.py")
     parser.add_argument("--trained", action="store_true",
-                        help="grade a submission that trains every run (benchmarks/submissions.py), not the reference")
+                        help="train every run (LAB12_REPLAY=0), as for a submission whose answers differ from the "
+                             "reference's")
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="mounted as /autograder/venv")
     parser.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "lab12-container-bench")
     parser.add_argument("--control", action="store_true", help="also the bare e2e compute under each quota")
@@ -186,7 +189,6 @@ def main() -> int:
     if missing:
         sys.exit(f"cannot build the container: {missing}")
     args.logs.mkdir(parents=True, exist_ok=True)
-    submission = trained_copy() if args.trained else args.submission
     with tempfile.TemporaryDirectory(prefix="lab12-release-") as tmp:
         bundle = args.bundle or build_bundle(Path(tmp) / "release")
         print(f"bundle {bundle}; load average {os.getloadavg()[0]:.1f} at start; logs in {args.logs}")
@@ -197,7 +199,7 @@ def main() -> int:
             runs = []
             for i in range(args.repeat):
                 log = args.logs / f"{cpus:g}cpu-{memory_mb}mb-{i}.log"
-                o = run_once(bundle, submission, args.venv, cpus, memory_mb, log)
+                o = run_once(bundle, args.submission, args.venv, cpus, memory_mb, log, args.trained)
                 runs.append(o)
                 print(f"{cpus:5g} {memory_mb:5d} {i + 1:4d} {o.wall:7.1f} {o.cpu:7.1f} {o.peak_mb:8.0f} "
                       f"{o.oom_kills:4d} {o.survivors:4d}  {o.score:5}  {o.isolation}", flush=True)

@@ -8,9 +8,9 @@ Measured, each in a fresh process:
   trainings ptx shares with kl_penalty done once, as in a grade), CPU time after the imports;
 - torch import: CPU time of `import torch`;
 - grade: `python -m autograder grade`, CPU of the whole process tree (user + system of it and every
-  descendant it waited for), on one CPU (`taskset -c 0`: one judge lane) and on two, of a submission that
-  trains every run (benchmarks/submissions.py: the reference's own runs are replayed, not trained), and
-  of the reference.
+  descendant it waited for), on one CPU (`taskset -c 0`: one judge lane) and on two, of the reference
+  trained (LAB12_REPLAY=0: every run trains, as for a submission whose answers differ from the reference's)
+  and of the reference as graded (its runs replayed, autograder/replay.py).
 The target: grade CPU <= 1.15 x bare e2e + one torch import per process that imports it (the judge, and one
 sandboxed child per lane; the second lane is forked from the judge and imports nothing).
 """
@@ -27,9 +27,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = ROOT / "solutions" / "rlhf.py"
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from submissions import trained_copy  # noqa: E402
 
 BARE = """
 import time, torch
@@ -52,10 +49,10 @@ print(time.process_time() - started)
 TORCH = "import time; t = time.process_time(); import torch; print(time.process_time() - t)"
 
 
-def cpu_of(cmd: list[str]) -> float:
+def cpu_of(cmd: list[str], env: dict | None = None) -> float:
     """CPU seconds of `cmd` and its waited-for descendants."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -77,10 +74,10 @@ def main() -> int:
           f"(load average {os.getloadavg()[0]:.1f})")
     print(f"{'grade':44s} {'CPU s':>6s} {'bound s':>8s} {'ratio to bare':>14s}")
     ok = True
-    for who, submission in (("a submission that trains", trained_copy()), ("the reference (replayed)", REFERENCE)):
-        grade = [sys.executable, "-m", "autograder", "grade", str(submission), "--out", out, "--quiet"]
+    grade = [sys.executable, "-m", "autograder", "grade", "solutions/rlhf.py", "--out", out, "--quiet"]
+    for who, env in (("trained (LAB12_REPLAY=0)", {**os.environ, "LAB12_REPLAY": "0"}), ("replayed", None)):
         for label, prefix, processes in (("one CPU, 1 lane", ["taskset", "-c", "0"], 2), ("two CPUs, 2 lanes", [], 3)):
-            cpu = med(cpu_of(prefix + grade) for _ in range(args.repeat))
+            cpu = med(cpu_of(prefix + grade, env) for _ in range(args.repeat))
             bound = 1.15 * bare + processes * torch_import
             ok &= cpu <= bound
             print(f"{who + ', ' + label:44s} {cpu:6.1f} {bound:8.1f} {cpu / bare:14.2f}"

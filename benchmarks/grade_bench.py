@@ -2,7 +2,7 @@
 
     python benchmarks/grade_bench.py            # reference in full, property tests only, blank starter
     python benchmarks/grade_bench.py --repeat 3
-    python benchmarks/grade_bench.py --case "a submission that trains, full grade"
+    python benchmarks/grade_bench.py --case "reference, trained (LAB12_REPLAY=0)"
 
 Each case runs `python -m autograder grade` as a subprocess. CPU time is user + system of it and of
 every descendant it waited for (sandbox children, the second judge lane). Peak memory is the largest
@@ -23,12 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from submissions import trained_copy  # noqa: E402
-
 CASES = {  # name -> (submission, --only, targets: wall s, cpu s, peak MB)
     "reference, full grade": ("solutions/rlhf.py", "", (20, 30, 768)),  # issue 14: idle 2 cores
-    "a submission that trains, full grade": ("trained", "", (20, 30, 768)),  # benchmarks/submissions.py
+    # what a grade costs a submission whose answers differ from the reference's (its runs are not replayed)
+    "reference, trained (LAB12_REPLAY=0)": ("solutions/rlhf.py", "", (20, 30, 768)),
     "reference, property tests only": ("solutions/rlhf.py", "rm_loss,gae,ppo_clip,kl", (10, None, 768)),
     "blank starter, full grade": ("assignment/rlhf.py", "", (10, None, 768)),
 }
@@ -63,14 +61,14 @@ def pss_mb(pids: list[int]) -> float:
     return total / 1024
 
 
-def measure(submission: str, only: str) -> tuple[float, float, float]:
+def measure(submission: str, only: str, env: dict | None = None) -> tuple[float, float, float]:
     out = tempfile.mkdtemp(prefix="grade-bench-")
     cmd = [sys.executable, "-m", "autograder", "grade", submission, "--out", out, "--quiet"]
     if only:
         cmd += ["--only", only]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
     peak = 0.0
     stop = threading.Event()
 
@@ -102,9 +100,9 @@ def main() -> int:
     ok = True
     for name in args.case or CASES:
         submission, only, (t_wall, t_cpu, t_mem) = CASES[name]
-        submission = str(trained_copy()) if submission == "trained" else submission
         for _ in range(args.repeat):
-            wall, cpu, peak = measure(submission, only)
+            env = {**os.environ, "LAB12_REPLAY": "0"} if "LAB12_REPLAY=0" in name else None
+            wall, cpu, peak = measure(submission, only, env)
             within = wall <= t_wall and (t_cpu is None or cpu <= t_cpu) and peak <= t_mem
             ok &= within
             print(f"{name:34s} {wall:7.1f} {cpu:7.1f} {peak:8.0f}   ({t_wall}, {t_cpu or '-'}, {t_mem})"
