@@ -97,11 +97,11 @@ def fingerprint() -> str:
     h = hashlib.sha256(f"torch {torch.__version__}\n".encode())
     for name in WORLD_FILES:
         h.update(name.encode() + b"\0" + (ASSIGNMENT / name).read_bytes())
-    h.update(b"reference\0" + (_code_of(REFERENCE) if REFERENCE.is_file() else "absent").encode())
+    h.update(b"reference\0" + (code_of(REFERENCE) if REFERENCE.is_file() else "absent").encode())
     return h.hexdigest()
 
 
-def _code_of(path: Path) -> str:
+def code_of(path: Path) -> str:
     """The module's code without its docstrings (docstring edits do not change what it computes)."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):

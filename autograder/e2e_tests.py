@@ -55,6 +55,7 @@ def ppo_outcome(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict) -
     rm = reference_rm(*rm_key(cfg.e2e))
     ppo = dict(spec["ppo"])
     key = ppo_key(spec)
+
     def train() -> dict:
         policy = tinylm.load_sft()
         history = training.train_ppo(policy, rm, parts, training.PPOConfig(seed=spec["seed"], **ppo))
@@ -80,8 +81,6 @@ def _replayed(*runs: dict) -> str:
     what, stands = ("this training", "training stands for it") if len(runs) == 1 else \
         ("these trainings", "trainings stand for them")
     return f" (your functions answered all {calls} calls of {what} as the reference's do, so its recorded {stands})"
-
-
 
 
 # ---------------------------------------------------------------- the four tests

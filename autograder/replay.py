@@ -111,14 +111,15 @@ def recording() -> Iterator[dict]:
 
 
 def fingerprint() -> str:
-    """What the recorded runs depend on: torch, the given world, the reference, the e2e code and settings."""
+    """What the recorded runs depend on: torch, the given world, the shipped baseline, the e2e settings and
+    the code of the reference and of the e2e tests (docstrings and comments aside)."""
     from autograder import config
+    from autograder.baseline import DATA_FILE, code_of
     h = hashlib.sha256((torch.__version__ + repr(config.load().e2e)).encode())
-    files = [ASSIGNMENT / name for name in WORLD_FILES] + [REFERENCE]
-    files += sorted((ROOT / "autograder").glob("e2e*.py")) + [ROOT / "autograder" / "baseline.py",
-                                                              ROOT / "autograder" / "data" / "baseline.json"]
-    for path in files:
+    for path in [*(ASSIGNMENT / name for name in WORLD_FILES), DATA_FILE]:
         h.update(path.name.encode() + path.read_bytes())
+    for path in [REFERENCE, *sorted((ROOT / "autograder").glob("e2e*.py"))]:
+        h.update(path.name.encode() + code_of(path).encode())
     return h.hexdigest()
 
 

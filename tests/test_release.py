@@ -60,7 +60,8 @@ def test_student_starter_is_generated_from_the_reference(built):
 def test_student_bundle_holds_no_grader_only_file(built):
     names = student_files(built)
     for forbidden in ("autograder/checks/hidden/", "autograder/bank/", "autograder/diagnosis.py",
-                      "autograder/e2e.py", "autograder/release/", "solutions/"):
+                      "autograder/e2e.py", "autograder/release/", "autograder/data/", "autograder/replay.py",
+                      "solutions/"):
         assert not [n for n in names if n.startswith(forbidden)], forbidden
 
 
@@ -158,7 +159,7 @@ def test_gradescope_zip_has_the_scripts_and_the_whole_grader(built):
     assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in setup and "bubblewrap" in setup
     assert "-m autograder grade /autograder/submission --out /autograder/results" in files["run_autograder"].decode()
     for name in ("solutions/rlhf.py", "grading.yaml", "autograder/checks/hidden/gae.py", "assignment/sft.pt",
-                 "requirements.txt"):
+                 "autograder/data/replays.bin", "requirements.txt"):
         assert name in files, name
     assert not [n for n in files if n.startswith("autograder/release/")]
 
