@@ -12,9 +12,9 @@ from autograder.release.engine import imported_modules
 
 PACKAGE = ROOT / "autograder"
 LAB_PREFIXES = ("autograder.lab12", "autograder.checks", "autograder.bank", "autograder.diagnosis",
-                "autograder.e2e_tests", "autograder.baseline", "autograder.plots", "autograder.validity",
-                "autograder.notebook_checks", "autograder.commands.build_sft", "autograder.commands.calibrate",
-                "autograder.commands.validate")
+                "autograder.e2e_tests", "autograder.baseline", "autograder.replay", "autograder.plots",
+                "autograder.validity", "autograder.notebook_checks", "autograder.commands.build_sft",
+                "autograder.commands.calibrate", "autograder.commands.validate")
 REGISTRIES = {"autograder.checks"}  # the check registry (checks/__init__.py) is where the lab's checks register
 
 
