@@ -93,7 +93,10 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     (tmp_path / "rlhf.py").write_text("import time\ntime.sleep(60)\n")
     proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(tmp_path / "rlhf.py"),
                              "--out", str(tmp_path / "out"), "--only", "gae"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # (SIGINT at its default, as in a terminal, even when the tests run in a background job, which inherits it
+    # ignored: Python then never raises KeyboardInterrupt)
     deadline = time.monotonic() + 60
     while not _children(proc.pid) and time.monotonic() < deadline:  # the grade is under way: its child runs
         time.sleep(0.2)

@@ -271,7 +271,8 @@ def test_ctrl_c_stops_the_batch_with_one_line(tmp_path):
     (tmp_path / "submissions" / "slow" / "rlhf.py").write_text("import time\ntime.sleep(120)\n")
     args = (str(tmp_path / "submissions"), "--out", str(tmp_path / "grades"), "--only", "gae", "--workers", "1")
     proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade-all", *args], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as test_cli's
     time.sleep(15)  # the worker is grading (torch imported, the sandboxed child sleeping)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
     _, err = proc.communicate(timeout=120)
