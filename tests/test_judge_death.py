@@ -37,9 +37,10 @@ def descendants(pid: int) -> set[int]:
 
 
 def start_grade(tmp_path: Path, preexec=None) -> subprocess.Popen:
+    """A full grade of the reference that trains its runs (LAB12_REPLAY=0): long, and growing in memory."""
     command = [sys.executable, "-m", "autograder", "grade", str(REFERENCE), "--out", str(tmp_path / "out")]
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, preexec_fn=preexec)
+                            start_new_session=True, preexec_fn=preexec, env={**os.environ, "LAB12_REPLAY": "0"})
 
 
 def wait_for_children(judge: subprocess.Popen, at_least: int, seconds: float = 240) -> set[int]:
