@@ -30,9 +30,12 @@ from pathlib import Path
 
 import torch
 
+from autograder import config, e2e
+from autograder.baseline import DATA_FILE, code_of
 from autograder.child import wire
 from autograder.paths import ASSIGNMENT, REFERENCE, ROOT, WORLD_FILES
-from autograder.remote import RemoteFunction, SubmissionError
+from autograder.reference import load_reference
+from autograder.remote import RemoteFunction, RemoteSubmission, SubmissionError
 
 REPLAYS = ROOT / "autograder" / "data" / "replays.bin"
 # Where a per-token output is padding, by the position of its `mask` argument: never compared.
@@ -113,8 +116,6 @@ def recording() -> Iterator[dict]:
 def fingerprint() -> str:
     """What the recorded runs depend on: torch, the given world, the shipped baseline, the e2e settings and
     the code of the reference and of the e2e tests (docstrings and comments aside)."""
-    from autograder import config
-    from autograder.baseline import DATA_FILE, code_of
     h = hashlib.sha256((torch.__version__ + repr(config.load().e2e)).encode())
     for path in [*(ASSIGNMENT / name for name in WORLD_FILES), DATA_FILE]:
         h.update(path.name.encode() + path.read_bytes())
@@ -125,6 +126,8 @@ def fingerprint() -> str:
 
 @dataclass(frozen=True)
 class ShippedRun:
+    """One recorded run of the reference: its outcome and its calls."""
+
     outcome: dict
     n_calls: int
     blob: bytes  # its calls: one wire frame each, lzma-compressed
@@ -170,10 +173,6 @@ def shipped_runs() -> dict[str, ShippedRun]:
 
 def record_reference() -> dict:
     """Grade the reference's e2e tests in one lane, recording every PPO run."""
-    from autograder import config, e2e
-    from autograder.reference import load_reference
-    from autograder.remote import RemoteSubmission
-
     cfg = config.load()
     torch.set_num_threads(1)
     reference = load_reference()
