@@ -56,9 +56,8 @@ def test_runs_cross_the_pipe_exactly():
     assert e2e.runs_from_json(e2e.runs_to_json(runs)) == runs
 
 
-@pytest.mark.slow  # two full grades of the reference that train their runs (~50 s)
-def test_two_lanes_find_what_one_lane_finds(monkeypatch):
-    monkeypatch.setenv("LAB12_REPLAY", "0")  # runs trained in the second lane and passed over, not replayed
+@pytest.mark.slow  # two full grades of the reference (its runs replayed, then passed between lanes as trained ones)
+def test_two_lanes_find_what_one_lane_finds():
     one, two = grade(Path(REFERENCE), lane_count=1), grade(Path(REFERENCE), lane_count=2)
     assert [(r.id, r.score, r.finding.message, r.finding.details, r.finding.metrics) for r in one.tests] == \
            [(r.id, r.score, r.finding.message, r.finding.details, r.finding.metrics) for r in two.tests]
