@@ -78,9 +78,9 @@ def _replayed(*runs: dict) -> str:
     if not all(run.get("replayed") for run in runs):
         return ""
     calls = sum(run["replayed"] for run in runs)
-    what, stands = ("this training", "training stands for it") if len(runs) == 1 else \
-        ("these trainings", "trainings stand for them")
-    return f" (your functions answered all {calls} calls of {what} as the reference's do, so its recorded {stands})"
+    what, recorded = ("this training", "run") if len(runs) == 1 else ("these trainings", "runs")
+    return (f" (your functions answered all {calls} calls of {what} as the reference's do: the numbers are "
+            f"those of the reference's recorded {recorded})")
 
 
 # ---------------------------------------------------------------- the four tests

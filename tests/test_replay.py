@@ -75,7 +75,7 @@ def test_a_reference_grade_reuses_the_shipped_runs():
     assert result.score == result.max_score == 20
     details = {t.id: t.finding.details for t in result.tests}
     for name in ("e2e.kl_penalty", "e2e.blind_spot", "e2e.ptx"):
-        assert "recorded training" in details[name], details[name]
+        assert "the reference's recorded run" in details[name], details[name]
 
 
 @slow
