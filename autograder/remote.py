@@ -204,7 +204,7 @@ class RemoteFunction:
     def answer(self, *args, **kwargs) -> tuple:
         """(value, grads) of a call, checked against the contract: grads[k] is d(value)/d(the k-th
         argument that requires grad), a tensor of its shape. Arguments go detached."""
-        grad = tuple(i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad)
+        grad = tuple(i for i, a in enumerate(args) if _needs_grad(a))
         plain = [_plain(a) for a in args]
         value, grads = self.submission.call(self.name, *plain, grad=grad, **kwargs)
         tensors = [a for a in plain if isinstance(a, torch.Tensor)]
@@ -219,7 +219,7 @@ class RemoteFunction:
 
     def __call__(self, *args, **kwargs):
         value, grads = self.answer(*args, **kwargs)
-        grad = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+        grad = [a for a in args if _needs_grad(a)]
         surrogate = value  # a tensor of its own, no grad (wire.py built it): the sums below make a new one
         for a, g in zip(grad, grads):  # answer() checked that g has exactly a's shape and dtype
             surrogate = surrogate + (g * (a - a.detach())).sum()
@@ -228,6 +228,11 @@ class RemoteFunction:
 
 def _plain(x):
     return x.detach() if isinstance(x, torch.Tensor) else x
+
+
+def _needs_grad(x) -> bool:
+    """An argument whose gradient the call asks for (and the surrogate attaches)."""
+    return isinstance(x, torch.Tensor) and x.requires_grad
 
 
 def _dtype(dtype: torch.dtype) -> str:

@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = {  # name -> (submission, --only, targets: wall s, cpu s, peak MB)
-    "reference, full grade": ("solutions/rlhf.py", "", (20, 30, 768)),  # issue 14: idle 2 cores
-    # what a grade costs a submission whose answers differ from the reference's (its runs are not replayed)
-    "reference, trained (LAB12_REPLAY=0)": ("solutions/rlhf.py", "", (20, 30, 768)),
-    "reference, property tests only": ("solutions/rlhf.py", "rm_loss,gae,ppo_clip,kl", (10, None, 768)),
-    "blank starter, full grade": ("assignment/rlhf.py", "", (10, None, 768)),
+TRAINED = {"LAB12_REPLAY": "0"}  # every run trains: what a submission whose answers differ from the reference's costs
+CASES = {  # name -> (submission, --only, extra environment, targets: wall s, cpu s, peak MB)
+    "reference, full grade": ("solutions/rlhf.py", "", {}, (20, 30, 768)),  # issue 14: idle 2 cores
+    "reference, trained (LAB12_REPLAY=0)": ("solutions/rlhf.py", "", TRAINED, (20, 30, 768)),
+    "reference, property tests only": ("solutions/rlhf.py", "rm_loss,gae,ppo_clip,kl", {}, (10, None, 768)),
+    "blank starter, full grade": ("assignment/rlhf.py", "", {}, (10, None, 768)),
 }
 
 
@@ -61,7 +61,7 @@ def pss_mb(pids: list[int]) -> float:
     return total / 1024
 
 
-def measure(submission: str, only: str, env: dict | None = None) -> tuple[float, float, float]:
+def measure(submission: str, only: str, env: dict) -> tuple[float, float, float]:
     out = tempfile.mkdtemp(prefix="grade-bench-")
     cmd = [sys.executable, "-m", "autograder", "grade", submission, "--out", out, "--quiet"]
     if only:
@@ -99,10 +99,9 @@ def main() -> int:
     print(f"{'case':34s} {'wall s':>7s} {'cpu s':>7s} {'peak MB':>8s}   targets (wall, cpu, MB)")
     ok = True
     for name in args.case or CASES:
-        submission, only, (t_wall, t_cpu, t_mem) = CASES[name]
+        submission, only, extra, (t_wall, t_cpu, t_mem) = CASES[name]
         for _ in range(args.repeat):
-            env = {**os.environ, "LAB12_REPLAY": "0"} if "LAB12_REPLAY=0" in name else None
-            wall, cpu, peak = measure(submission, only, env)
+            wall, cpu, peak = measure(submission, only, {**os.environ, **extra})
             within = wall <= t_wall and (t_cpu is None or cpu <= t_cpu) and peak <= t_mem
             ok &= within
             print(f"{name:34s} {wall:7.1f} {cpu:7.1f} {peak:8.0f}   ({t_wall}, {t_cpu or '-'}, {t_mem})"
