@@ -69,6 +69,7 @@ class TestSpec:
                           "visibility); default: default_visibility", "")
     inputs_visibility: str = doc("when students see the test's failing input and the submission's own error "
                                  "text (never before `visibility`); default: default_inputs_visibility", "")
+    private_inputs_visibility: str = ""  # not a key: default_inputs_visibility, for an input other than the shown one
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,8 @@ def load(path: Path = GRADING_YAML) -> Config:
         raise ConfigError(f"{path.name}: expected a mapping of sections")
     cfg = reader.build(Config, {k: v for k, v in raw.items() if k not in ("tests", "e2e")}, "",
                        skip=("tests", "e2e", "source", "lines"), fixed={"tests": {}, "e2e": {}})
-    tests = {tid: reader.build(TestSpec, spec, f"tests.{tid}", skip=("id",), fixed={"id": tid})
+    tests = {tid: reader.build(TestSpec, spec, f"tests.{tid}", skip=("id", "private_inputs_visibility"),
+                               fixed={"id": tid})
              for tid, spec in reader.mapping(raw.get("tests"), "tests").items()}
     e2e = {name: reader.e2e(name, spec) for name, spec in reader.mapping(raw.get("e2e"), "e2e").items()}
     cfg = dataclasses.replace(cfg, e2e=e2e, source=path.name, lines=lines,
@@ -183,7 +185,8 @@ def _e2e_test_spec(name: str, spec: E2ESpec) -> TestSpec:
 
 
 def _resolve_visibility(cfg: Config, reader: "_Reader") -> Config:
-    """Fill in defaults; an input is never shown before its test's outcome."""
+    """Fill in defaults; an input is never shown before its test's outcome, and an input other than the test's
+    shown one (outcome.Finding.private_inputs) never before default_inputs_visibility."""
     for key in ("default_visibility", "default_inputs_visibility"):
         reader.visibility(getattr(cfg, key), key)
     tests = {}
@@ -193,9 +196,11 @@ def _resolve_visibility(cfg: Config, reader: "_Reader") -> Config:
         inputs = reader.visibility(spec.inputs_visibility or cfg.default_inputs_visibility,
                                    f"{key}.inputs_visibility")
         inputs = min(inputs, outcome, key=VISIBILITIES.index)
+        private = min(inputs, cfg.default_inputs_visibility, key=VISIBILITIES.index)
         if spec.points < 0:
             raise reader.error(f"{key}.points", "must be a non-negative number")
-        tests[tid] = dataclasses.replace(spec, visibility=outcome, inputs_visibility=inputs)
+        tests[tid] = dataclasses.replace(spec, visibility=outcome, inputs_visibility=inputs,
+                                         private_inputs_visibility=private)
     e2e = {n: dataclasses.replace(s, visibility=tests[f"e2e.{n}"].visibility,
                                   inputs_visibility=tests[f"e2e.{n}"].inputs_visibility) for n, s in cfg.e2e.items()}
     return dataclasses.replace(cfg, tests=tests, e2e=e2e)

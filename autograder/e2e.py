@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Hashable, Iterable, Mapping
 
-from autograder import registry
+from autograder import registry, textsafe
 from autograder.config import Config, ConfigError
 from autograder.outcome import Finding
 from autograder.remote import RemoteSubmission, SubmissionError
@@ -160,8 +160,10 @@ def run(name: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType) ->
             sub.call(function, *lab.probe_inputs()[function])  # fail fast before any training
         metrics, details, histories = test.measure(cfg, spec, mixed_parts(cfg, sub, reference, spec.parts), sub.memo)
     except SubmissionError as exc:
-        return Finding.failed_call(str(exc), exc.kind, exc.detail)
+        return Finding.failed_call(str(exc), exc.kind, exc.detail, exc.private_inputs)
     except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
-        return Finding(message=f"training diverged: {str(exc)[:200]}", kind="diverged")
+        # torch's text is about the answers the training got (it may quote their numbers): shown with the inputs
+        return Finding(message=f"training diverged: the training code {textsafe.raised_words(type(exc).__name__)} "
+                               "on your functions' answers", kind="diverged", got=textsafe.clean(str(exc), 200))
     plots = lab.plot(name, histories, test.plotted) if histories else []
     return Finding(message=test.verdict(spec, metrics), details=details, plots=plots, metrics=metrics)

@@ -24,7 +24,7 @@ from typing import Literal
 import hypothesis.errors
 import torch
 
-from autograder import checks, lanes, preflight
+from autograder import checks, lanes, preflight, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
 from autograder.discovery import SubmissionNotFound, find_submission, is_empty
@@ -201,8 +201,8 @@ def run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, refere
         raise  # the machine cannot sandbox: the whole grade fails as the grader's, not the submission's
     except Exception as exc:  # noqa: BLE001 - reported to staff on stderr, to students as one sentence
         traceback.print_exc(file=sys.stderr)
-        return Finding(message=f"internal grader error in this test ({type(exc).__name__}); please report it",
-                       kind="grader")
+        return Finding(message=f"internal grader error in this test ({textsafe.exception_words(type(exc).__name__)})"
+                               "; please report it", kind="grader")
 
 
 def _title(test_id: str) -> str:
@@ -224,9 +224,11 @@ def run_check(check: checks.Check, cfg: config_mod.Config, sub: RemoteSubmission
         check.run(Context(sub=sub, ref=reference, hypothesis=cfg.hypothesis))
     except CheckFailed as failure:
         return Finding(message=failure.message, inputs=failure.inputs, expected=failure.expected, got=failure.got,
+                       compared=failure.compared, submission_text=failure.submission_text,
+                       private_inputs=failure.private_inputs,
                        hint=diagnose(check.part, failure, reference, ask=_asker(sub, failure.function)))
     except SubmissionError as exc:
-        return Finding.failed_call(str(exc), exc.kind, exc.detail)
+        return Finding.failed_call(str(exc), exc.kind, exc.detail, exc.private_inputs)
     except hypothesis.errors.Flaky:
         return Finding(message="your function gave different answers to the same input "
                                "(does it use randomness or global state?)", kind="flaky")

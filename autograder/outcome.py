@@ -4,10 +4,11 @@
     result = scored(spec, title, tags, finding)   # the one place points and visibility are applied
     grade = GradeResult("rlhf.py", [result, ...], partial=False, execution_time=12.3)
 
-A leaf module (it imports only textsafe): reports, results.json and the batch coordinator read it
-without importing torch. Visibility follows grading.yaml: a test's outcome (message, expected/got, hint,
-metrics) has `visibility`; its failing input and the submission's own error text have
-`inputs_visibility`, never earlier. `student=True` views show only what is visible right away.
+Torch-free (it imports only textsafe and config): reports, results.json and the batch coordinator read it
+without importing torch. Visibility follows grading.yaml: a test's outcome (the grader's message, the kind
+and shape of what was compared, the hint, metrics) has `visibility`; its failing input and everything computed
+from it or produced by the submission on it (expected and got values, the submission's own text and line)
+has `inputs_visibility`, never earlier (`input_release`). `inputs_shown` is the one gate every channel asks.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder.config import VISIBILITIES
 from autograder.textsafe import clean
 
 MAX_TEXT = 4000  # characters of any one field shown to a student
@@ -23,30 +25,42 @@ MAX_TEXT = 4000  # characters of any one field shown to a student
 
 @dataclass
 class Finding:
-    """What one test found; an empty `message` means it passed."""
+    """What one test found; an empty `message` means it passed.
+
+    Shown with the outcome: message, kind, compared, hint, details, plots, metrics (the grader's own words:
+    textsafe WORDS at most). Shown with the input: inputs, expected, got, submission_text.
+    """
 
     message: str = ""            # the grader's own sentence (never text the submission produced)
     kind: str = ""               # why: a submission failure kind ("import", "not_implemented", ...), "grader"
-    inputs: str = ""             # the (shrunk) failing input, formatted: shown with inputs_visibility
-    expected: str = ""
-    got: str = ""
-    submission_text: str = ""    # the submission's own error text: shown with inputs_visibility
+    inputs: str = ""             # the (shrunk) failing input, formatted
+    expected: str = ""           # the expected value (computed from the input)
+    got: str = ""                # the submission's answer
+    compared: str = ""           # kind and shape of expected and got ("expected a float32 tensor of shape (3,), ...")
+    submission_text: str = ""    # what the submission's code said: its exception's line and message, its exit code...
     hint: str = ""               # a known mistake the answer certainly matches
     details: str = ""            # further lines of the outcome (e2e metrics)
     plots: list[tuple[str, bytes]] = field(default_factory=list)  # (title, PNG)
     metrics: dict[str, float] = field(default_factory=dict)        # e2e measurements (leaderboard)
+    private_inputs: bool = False  # the input is not the test's shown one (drawn afresh, or an earlier test's)
 
     @classmethod
-    def failed_call(cls, message: str, kind: str, detail: str) -> "Finding":
+    def failed_call(cls, message: str, kind: str, detail: str, private_inputs: bool = False) -> "Finding":
         """A submission that gave no answer: `message` is the grader's sentence, `detail` the submission's text.
 
-        An import error's text is shown with the outcome: importing runs no test input, so it holds none.
+        An import error's text is shown with the outcome: importing runs no test input, so it holds none (unless
+        the child was restarted after calls: then `private_inputs`, and it is shown like any other).
         """
-        if kind == "import":
-            return cls(message=f"{message}: {detail}" if detail else message, kind=kind)
+        if kind == "import" and not private_inputs:
+            return cls(message=f"{message}: {clean(detail, MAX_TEXT)}" if detail else message, kind=kind)
         if kind == "not_implemented":
             message = f"{message}: it is not implemented yet"
-        return cls(message=message, kind=kind, submission_text=detail)
+        return cls(message=message, kind=kind, submission_text=detail, private_inputs=private_inputs)
+
+    @property
+    def input_text(self) -> bool:
+        """It holds something shown only with the input."""
+        return bool(self.inputs or self.expected or self.got or self.submission_text)
 
 
 @dataclass
@@ -61,6 +75,7 @@ class TestResult:
     inputs_visibility: str
     finding: Finding = field(default_factory=Finding)
     seconds: float = 0.0
+    private_inputs_visibility: str = "hidden"  # grading.yaml's default_inputs_visibility (see input_release)
 
     @property
     def passed(self) -> bool:
@@ -83,15 +98,34 @@ class TestResult:
         return self.finding.plots
 
     @property
+    def input_release(self) -> str:
+        """When students see its failing input and what was computed or produced on it: `inputs_visibility`; for a
+        finding on an input other than the test's shown one (`private_inputs`), the stricter of that and
+        grading.yaml's default_inputs_visibility."""
+        if self.finding.private_inputs:
+            return min(self.inputs_visibility, self.private_inputs_visibility, key=VISIBILITIES.index)
+        return self.inputs_visibility
+
+    @property
     def withheld(self) -> bool:
-        """Its failing input or error text waits for a later visibility than its outcome."""
-        return bool(self.finding.inputs or self.finding.submission_text) and self.inputs_visibility != self.visibility
+        """Its failing input (or what goes with it) waits for a later visibility than its outcome."""
+        return self.finding.input_text and not inputs_shown(self, self.visibility)
+
+
+def inputs_shown(t: TestResult, release: str | None) -> bool:
+    """THE gate of every channel: may a view released at `release` (a visibility; None: staff, who see all) show
+    t's failing input, its expected and got values and the submission's own text?
+
+    results.json asks it for a test's entry (released at the test's `visibility`), the student reports for what
+    is released now ("visible"); what fails it goes into results.json's 0-point "failing input" entry."""
+    return release is None or VISIBILITIES.index(t.input_release) >= VISIBILITIES.index(release)
 
 
 def scored(spec: Any, title: str, tags: list[str], finding: Finding) -> TestResult:
     """A finding with the points and visibilities of its grading.yaml entry (a config.TestSpec)."""
     return TestResult(spec.id, title, tags, spec.points, 0.0 if finding.message else spec.points,
-                      spec.visibility, spec.inputs_visibility, finding)
+                      spec.visibility, spec.inputs_visibility, finding,
+                      private_inputs_visibility=spec.private_inputs_visibility)
 
 
 @dataclass
@@ -115,9 +149,9 @@ class GradeResult:
 
     @property
     def output_visibility(self) -> str:
-        """Printed output may echo any input it saw: as visible as the least visible input of the grade."""
-        order = ("hidden", "after_due_date", "after_published", "visible")
-        return min((t.inputs_visibility for t in self.tests), key=order.index, default="visible")
+        """Printed output may echo any input it saw: as visible as the least visible input of the grade (a test
+        whose finding is marked `private_inputs`, passed or not, sent inputs released at `input_release`)."""
+        return min((t.input_release for t in self.tests), key=VISIBILITIES.index, default="visible")
 
     def shown(self, student: bool) -> list[TestResult]:
         """The tests a view shows: a student sees right away only tests whose outcome is visible."""
@@ -167,23 +201,28 @@ def summary_lines(result: GradeResult, student: bool = False) -> list[str]:
 
 
 def test_text(t: TestResult, show_inputs: bool = True) -> str:
-    """What a reader sees about one test; without `show_inputs`, the failing input and error text are left out."""
+    """What a reader sees about one test; `show_inputs` (outcome.inputs_shown): the failing input, expected and got
+    values and the submission's own text, else only what goes with the outcome (the kind and shape compared)."""
     f = t.finding
     if t.passed:
         return "Passed." + (f"\n{clean(f.details, MAX_TEXT)}" if f.details else "")
     lines = [f"Failed: {clean(f.message, MAX_TEXT)}"]
-    if show_inputs and f.inputs:
-        lines += ["Smallest failing input:", clean(f.inputs, MAX_TEXT)]
-    if show_inputs and f.submission_text:
-        lines += [f"Your code said: {clean(f.submission_text, MAX_TEXT)}"]
-    if f.expected:
-        lines.append(f"Expected: {clean(f.expected, MAX_TEXT)}")
-    if f.got:
-        lines.append(f"Got:      {clean(f.got, MAX_TEXT)}")
+    if f.compared:
+        lines.append(f"Compared: {clean(f.compared, MAX_TEXT)}")
+    if show_inputs:
+        if f.inputs:
+            lines += ["Smallest failing input:", clean(f.inputs, MAX_TEXT)]
+        if f.submission_text:
+            lines += [f"From your code: {clean(f.submission_text, MAX_TEXT)}"]
+        if f.expected:
+            lines.append(f"Expected: {clean(f.expected, MAX_TEXT)}")
+        if f.got:
+            lines.append(f"Got:      {clean(f.got, MAX_TEXT)}")
     if f.hint:
         lines.append(f"Hint: {clean(f.hint, MAX_TEXT)}")
     if f.details:
         lines.append(clean(f.details, MAX_TEXT))
-    if not show_inputs and t.withheld:
-        lines.append("(the failing input and your code's own message are shown when the inputs are released)")
+    if not show_inputs and f.input_text:
+        lines.append("(the failing input, the expected and got values and your code's own message are shown when "
+                     "the inputs are released)")
     return "\n".join(lines)

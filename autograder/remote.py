@@ -5,8 +5,9 @@
     parts = sub.parts()                # the seven functions as callables for the training code
 
 A failure of the submission (an exception, a timeout, a crash, a wrong type or shape) raises
-SubmissionError: `str()` is the grader's own sentence, `detail` the text the child produced (its
-exception message, its last output line), cleaned. A function whose call killed the child stays
+SubmissionError: `str()` is the grader's own sentence (textsafe WORDS at most), `detail` what the child
+produced (its exception's line and message, its exit code and last output line, the exact shape it sent),
+cleaned: shown only with the inputs. A function whose call killed the child stays
 failed with that sentence for the rest of the grade (so a hang costs its own tests once, not every
 example of them), and the child is restarted for the other functions.
 
@@ -17,7 +18,6 @@ and dtype the contract gives for its inputs (SHAPES), checked before the trainin
 
 from __future__ import annotations
 
-import builtins
 import re
 import time
 from pathlib import Path
@@ -50,16 +50,25 @@ TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 class SubmissionError(Exception):
     """The submission failed to give an answer. `str()` is the grader's sentence; `kind` a label.
 
-    `detail` is what the child itself said (its exception message, its last output line), cleaned,
-    "" when none. It may carry the test's input: show it only where that input may be shown.
-    `exc_type` is the name of the exception the child reported (a plain identifier, or None).
+    `detail` is what the child itself said or sent (its exception's line and message, its exit code and
+    last output line), cleaned, "" when none. It may carry the test's input: show it only where that
+    input may be shown. `exc_type` is the name of the exception the child reported (a plain identifier,
+    or None): data for comparisons, named in text only through textsafe.exception_words.
+    `private_inputs`: raised again for a later call (a function that stays failed) or by a child restarted
+    after calls, so `detail` may come from another test's input (outcome.Finding.private_inputs).
     """
 
-    def __init__(self, message: str, kind: str = "error", exc_type: str | None = None, detail: str = ""):
+    def __init__(self, message: str, kind: str = "error", exc_type: str | None = None, detail: str = "",
+                 private_inputs: bool = False):
         super().__init__(message)
         self.kind = kind
         self.exc_type = exc_type
         self.detail = textsafe.clean(detail, DETAIL_CHARS)
+        self.private_inputs = private_inputs
+
+    def again(self) -> "SubmissionError":
+        """The same failure raised for another call: its text came from an earlier input."""
+        return SubmissionError(str(self), self.kind, self.exc_type, self.detail, private_inputs=True)
 
 
 class RemoteSubmission:
@@ -77,6 +86,7 @@ class RemoteSubmission:
         if self._import_error is not None:
             raise self._import_error
         if self._child is None:
+            restarted = self.calls > 0  # a child after calls: what it says may echo an earlier input
             try:
                 child = Child(self.path, self.limits)
             except SandboxError as exc:  # the grader's machine: fail every later call at once, no retries
@@ -84,13 +94,15 @@ class RemoteSubmission:
                 raise
             except ChildFailure as exc:
                 self._import_error = SubmissionError(f"rlhf.py could not be imported: {exc}", "import",
-                                                     detail=exc.detail)
+                                                     detail=exc.detail, private_inputs=restarted)
                 raise self._import_error from None
             if not child.hello.get("ok"):
                 err = _error_of(child.hello)
                 child.kill()
-                self._import_error = SubmissionError(f"rlhf.py could not be imported: {_describe_raise(err)}",
-                                                     "import", err.get("type"), err.get("message", ""))
+                self._import_error = SubmissionError(
+                    f"rlhf.py could not be imported: {_raised(err)}",
+                    "import", err.get("type"), textsafe.said(err.get("message"), err.get("line")),
+                    private_inputs=restarted)
                 raise self._import_error
             self._child = child
         return self._child
@@ -116,7 +128,7 @@ class RemoteSubmission:
         "not written yet" (only a valid input can show that a function is unwritten).
         """
         if fn in self._broken:
-            raise self._broken[fn]
+            raise self._broken[fn].again()
         timeout = timeout or self.limits.call_seconds
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
@@ -137,22 +149,25 @@ class RemoteSubmission:
             kind = "missing" if err.get("kind") == "missing" else "raised"
             if err.get("type") == "NotImplementedError" and valid and err.get("kind") == "raised":
                 kind = "not_implemented"
-            sentence = f"rlhf.py does not define {fn}" if kind == "missing" else f"{fn} {_describe_raise(err)}"
+            raised = _raised(err)
+            sentence = f"rlhf.py does not define {fn}" if kind == "missing" else f"{fn} {raised}"
             if err.get("kind") == "unsendable":  # the answer, not the function, failed: e.g. a sparse tensor
-                sentence = f"{fn} returned a value the grader cannot read back (sending it {_describe_raise(err)})"
-            error = SubmissionError(sentence, kind, err.get("type"), err.get("message", "") if kind == "raised" else "")
+                sentence = f"{fn} returned a value the grader cannot read back (sending it {raised})"
+            error = SubmissionError(sentence, kind, err.get("type"),
+                                    textsafe.said(err.get("message"), err.get("line")) if kind == "raised" else "")
             if kind in ("missing", "not_implemented"):  # no other input will change that answer
                 self._broken[fn] = error
             raise error
         grads = reply.get("grads") or []
         if not isinstance(grads, list) or len(grads) != len(grad):
             raise SubmissionError(f"{fn}: the child sent a malformed answer", "protocol")
+        sizes = [a.shape for a in args if isinstance(a, torch.Tensor)]
         for i, g in zip(grad, grads):
             if g is not None and (not isinstance(g, torch.Tensor) or g.shape != args[i].shape
                                   or g.dtype != args[i].dtype):
-                got = f"shape {tuple(g.shape)} ({_dtype(g.dtype)})" if isinstance(g, torch.Tensor) else "no tensor"
-                raise SubmissionError(f"{fn}: the gradient for argument {i + 1} has {got}, expected shape "
-                                      f"{tuple(args[i].shape)} ({_dtype(args[i].dtype)})", "shape")
+                raise SubmissionError(f"{fn}: the gradient for argument {i + 1} is not a tensor of its argument's "
+                                      f"shape and dtype ({textsafe.compared(args[i], g, *sizes)})", "shape",
+                                      detail=textsafe.shape_text(g.shape) if isinstance(g, torch.Tensor) else "")
         return reply.get("result"), grads
 
     def parts(self, names: tuple[str, ...] = CONTRACT) -> dict[str, "RemoteFunction"]:
@@ -160,8 +175,8 @@ class RemoteSubmission:
 
 
 def _error_of(reply: dict) -> dict:
-    """The error of a failed reply as {kind, type, message, line}: a plain identifier for the type,
-    cleaned text for the message, an int line (the child may send anything)."""
+    """The error of a failed reply as {kind, type, message, line}: a plain identifier for the type, a str message,
+    an int line (the child may send anything). Text is made of them only through textsafe (_raised, said)."""
     err = reply.get("error")
     err = err if isinstance(err, dict) else {}
     clean: dict = {"kind": err["kind"] if err.get("kind") in ("missing", "unsendable") else "raised"}
@@ -177,15 +192,9 @@ def _error_of(reply: dict) -> dict:
     return clean
 
 
-def _describe_raise(err: dict) -> str:
-    """The grader's sentence for a raised exception, e.g. "raised ValueError at line 12" (no child text:
-    a type that is not Python's own is named only as "an exception of its own class")."""
-    name = err.get("type", "")
-    known = isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), BaseException)
-    shown = name if known else "an exception of its own class" if name or err.get("odd_type") else "an exception"
-    where = f" at line {err['line']}" if err.get("line") else ""
-    memory = " (out of memory)" if name == "MemoryError" or "can't allocate memory" in err.get("message", "") else ""
-    return f"raised {shown}{where}{memory}"
+def _raised(err: dict) -> str:
+    """ "raised ValueError", "raised an exception of its own class"... (textsafe.raised_words) for an _error_of."""
+    return textsafe.raised_words(err.get("type") or ("?" if err.get("odd_type") else None), err.get("message"))
 
 
 class RemoteFunction:
@@ -208,7 +217,8 @@ class RemoteFunction:
         plain = [_plain(a) for a in args]
         value, grads = self.submission.call(self.name, *plain, grad=grad, **kwargs)
         tensors = [a for a in plain if isinstance(a, torch.Tensor)]
-        value = _expect_tensors(self.name, value, SHAPES[self.name](*tensors), tensors[0].dtype)
+        value = _expect_tensors(self.name, value, SHAPES[self.name](*tensors), tensors[0].dtype,
+                                [t.shape for t in tensors])
         if any(g is None for g in grads):
             raise SubmissionError(f"{self.name} returned a loss that is not differentiable in its inputs "
                                   "(was an input detached?)", "no_grad")
@@ -235,28 +245,24 @@ def _needs_grad(x) -> bool:
     return isinstance(x, torch.Tensor) and x.requires_grad
 
 
-def _dtype(dtype: torch.dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
-def _expect_tensors(fn: str, value, shape, dtype: torch.dtype):
+def _expect_tensors(fn: str, value, shape, dtype: torch.dtype, sizes: tuple | list = ()):
     """Check a returned value against the contract: a tensor of exactly `shape` (a tuple of shapes: a
     tuple of that many tensors) and `dtype`; a scalar must be finite. Raises SubmissionError ("type",
     "shape", "nonfinite"). Non-scalar outputs may hold anything at padded positions; training masks those.
+    `sizes`: the input tensors' shapes (what textsafe.shape_words may name).
     """
     if shape and isinstance(shape[0], tuple):
         if not isinstance(value, list) or len(value) != len(shape):
             raise SubmissionError(f"{fn} should return a tuple of {len(shape)} tensors", "type")
-        return tuple(_expect_tensors(fn, v, s, dtype) for v, s in zip(value, shape))
+        return tuple(_expect_tensors(fn, v, s, dtype, sizes) for v, s in zip(value, shape))
     if not isinstance(value, torch.Tensor):
-        name = value.get("__object__") if isinstance(value, dict) else None
-        name = name if isinstance(name, str) and TYPE_NAME.fullmatch(name) else "value"
-        raise SubmissionError(f"{fn} returned a {name}, not a tensor", "type")
+        raise SubmissionError(f"{fn} returned {textsafe.object_words(value)}, not a tensor", "type")
     if tuple(value.shape) != tuple(shape):
-        raise SubmissionError(f"{fn} returned shape {tuple(value.shape)}, expected {tuple(shape)}", "shape")
+        raise SubmissionError(f"{fn} returned {textsafe.shape_words(value.shape, shape, *sizes)}, expected shape "
+                              f"{tuple(shape)}", "shape", detail=textsafe.shape_text(value.shape))
     if value.dtype != dtype:
-        raise SubmissionError(f"{fn} returned {_dtype(value.dtype)} for {_dtype(dtype)} inputs "
-                              "(return the input dtype)", "type")
+        raise SubmissionError(f"{fn} returned {textsafe.dtype_words(value.dtype)} for "
+                              f"{textsafe.dtype_words(dtype)} inputs (return the input dtype)", "type")
     if value.dim() == 0 and not torch.isfinite(value):
-        raise SubmissionError(f"{fn} returned a non-finite value ({value.item()})", "nonfinite")
+        raise SubmissionError(f"{fn} returned a non-finite value", "nonfinite", detail=textsafe.fmt(value))
     return value

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from autograder.outcome import GradeResult, part_table, summary_lines, test_text
+from autograder.outcome import GradeResult, inputs_shown, part_table, summary_lines, test_text
 from autograder.results import write_results
 
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
@@ -29,7 +29,7 @@ def render(name: str, result: GradeResult, student: bool) -> str:
     shown = result.shown(student)
 
     def text(t) -> str:
-        return test_text(t, show_inputs=not student or t.inputs_visibility == "visible")
+        return test_text(t, show_inputs=inputs_shown(t, "visible" if student else None))
 
     text_out = TEMPLATES.get_template(name).render(
         result=result, tests=shown, table=part_table(shown), text=text, student=student,

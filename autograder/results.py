@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autograder.outcome import GradeResult, TestResult, summary_lines, test_text
+from autograder.outcome import GradeResult, TestResult, inputs_shown, summary_lines, test_text
 
 MAX_OUTPUT = 8000    # characters of one test's output
 MAX_BYTES = 1 << 20  # results.json stays under 1 MB
@@ -27,9 +27,10 @@ def _entry(t: TestResult, name: str, score: float, max_score: float, visibility:
 
 def test_entries(t: TestResult) -> list[dict]:
     """The Gradescope entries of one test: its outcome, and its withheld input when there is one."""
-    entries = [_entry(t, f"{t.id}: {t.title}", t.score, t.max_score, t.visibility, test_text(t, not t.withheld))]
+    entries = [_entry(t, f"{t.id}: {t.title}", t.score, t.max_score, t.visibility,
+                      test_text(t, inputs_shown(t, t.visibility)))]
     if t.withheld:
-        entries.append(_entry(t, f"{t.id}: failing input", 0.0, 0.0, t.inputs_visibility, test_text(t)))
+        entries.append(_entry(t, f"{t.id}: failing input", 0.0, 0.0, t.input_release, test_text(t)))
     return entries
 
 

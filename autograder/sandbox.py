@@ -11,8 +11,9 @@ autograder/isolation.py and docs/isolation.md). Before any submission code runs,
 its own uid, sets the rlimits and (without bubblewrap) installs the seccomp filter. Output is drained
 concurrently into a capped buffer; what is past the cap is read, counted and dropped (printing never
 stops the child: the time limits bound its cost). Every way of failing raises ChildFailure with one
-plain sentence of the grader's own (no text of the child) and a `kind`: time, cpu, memory, signal,
-exit, protocol, unreadable; what the child itself said (its last output line) is in `detail`, cleaned.
+plain sentence of the grader's own (no text or number of the child's choosing: textsafe WORDS at most)
+and a `kind`: time, cpu, memory, signal, exit, protocol, unreadable; what the child itself said or
+chose (its exit code or signal, its last output line, the frame it sent) is in `detail`, cleaned.
 """
 
 from __future__ import annotations
@@ -258,8 +259,8 @@ class Child:
             raise ChildFailure(*self._death(what)) from None
         except wire.WireError as exc:
             self.kill()
-            reason = str(exc).split(":", 1)[0]  # wire's own words; what follows a colon quotes the child
-            raise ChildFailure(f"{what} sent an unreadable answer ({reason})", "protocol", str(exc)) from None
+            raise ChildFailure(f"{what} sent an unreadable answer ({textsafe.wire_words(str(exc))})", "protocol",
+                               textsafe.clean(str(exc), DETAIL_CHARS)) from None
         if not isinstance(message, dict):
             self.kill()
             raise ChildFailure(f"{what} sent a malformed answer", "protocol")
@@ -290,7 +291,7 @@ class Child:
         self.kill()
         with self.output.lock:
             printed = self.output.data.decode(errors="replace").strip().splitlines()
-        last = f"last output: {printed[-1]}" if printed else ""
+        last = f"; last output: {printed[-1]}" if printed else ""
         lim = self.limits
         if self._reason == "memory" or oom:
             return (f"the submission ran out of memory (limit {lim.memory_mb} MB) during {what} and was stopped",
@@ -300,11 +301,13 @@ class Child:
         signum = -code if code < 0 else code - 128 if self.iso.bwrap and code > 128 else 0  # bwrap: 128 + signal
         if signum in (signal.SIGXCPU,):
             return f"the submission used more than {lim.cpu_seconds:g} s of CPU time during {what}", "cpu", ""
+        # The code and signal are the submission's choice (an input's digits): they go with the inputs, in detail.
         if signum in signal.Signals._value2member_map_:
             hint = " (out of memory or CPU time?)" if signum == signal.SIGKILL else ""
-            return (f"the submission crashed with signal {signum} ({signal.Signals(signum).name}){hint} "
-                    f"during {what}"), "signal", last
-        return f"the submission exited with code {code} during {what}", "exit", last
+            return (f"the submission crashed (killed by a signal) during {what}", "signal",
+                    textsafe.clean(f"signal {signum} ({signal.Signals(signum).name}){hint}{last}", DETAIL_CHARS))
+        return (f"the submission exited during {what}", "exit",
+                textsafe.clean(f"exit code {code}{last}", DETAIL_CHARS))
 
     # ------------------------------------------------------------------ processes
     def _tree(self) -> list[int]:

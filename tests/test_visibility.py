@@ -85,3 +85,45 @@ def test_leaderboard_entries_only_when_asked():
     board = results_json(result, with_leaderboard=True)["leaderboard"]
     assert {(e["name"], e["value"], e["order"]) for e in board} == {
         ("gold gain (your PPO pieces)", 0.4567, "desc"), ("reward model held-out accuracy", 0.9123, "desc")}
+
+
+def _channels(tmp_path, result: GradeResult) -> tuple[str, str]:
+    """(what students see at once: results.json's summary and visible entries, report.md, report.html; the rest)."""
+    files = _files(tmp_path, result)
+    data = json.loads(files["results.json"])
+    now = [data["output"]] + [e["output"] for e in data["tests"] if e["visibility"] == "visible"]
+    later = [e["output"] for e in data["tests"] if e["visibility"] != "visible"]
+    return "\n".join(now + [files["report.md"], files["report.html"]]), "\n".join(later + [files["staff.md"]])
+
+
+COMPARED = "expected a float32 tensor of shape (1, 2), got a float32 tensor of shape (1, 2)"
+
+
+def test_expected_and_got_of_a_hidden_input_wait_with_it_and_their_kind_is_shown(tmp_path):
+    """Values computed from a hidden input are as secret as the input: Expected and Got wait with it, the kind
+    and shape compared are shown with the outcome."""
+    t = _result("visible", "after_due_date", message="advantages differ", inputs=SECRET_INPUT, compared=COMPARED,
+                expected="[[0.123456789, 9.87654321]]", got="[[0.123456789, 0.5]]")
+    now, later = _channels(tmp_path, _grade(t))
+    assert "0.123456789" not in now and "advantages differ" in now and COMPARED in now
+    assert "Got:      [[0.123456789, 0.5]]" in later and "Expected: [[0.123456789" in later
+
+
+def test_a_public_tests_input_expected_and_got_are_shown_at_once(tmp_path):
+    t = _result("visible", "visible", message="advantages differ", inputs=SECRET_INPUT, got="[[0.123456789]]",
+                submission_text="line 12: bad")
+    now, _ = _channels(tmp_path, _grade(t))
+    assert SECRET_INPUT in now and "Got:      [[0.123456789]]" in now and "From your code: line 12: bad" in now
+
+
+def test_a_private_input_of_a_public_test_waits_for_the_default_inputs_visibility(tmp_path):
+    """A finding on an input other than the public test's shown one (drawn afresh, or an earlier test's) follows
+    grading.yaml's default_inputs_visibility, in every channel."""
+    t = TestResult("gae.known_values", "GAE", ["gae"], 4, 0, "visible", "visible",
+                   Finding(message="compute_gae exited", submission_text=SECRET_TEXT, inputs=SECRET_INPUT,
+                           private_inputs=True), private_inputs_visibility="after_due_date")
+    now, later = _channels(tmp_path, _grade(t, output="printed " + SECRET_INPUT))
+    assert SECRET_INPUT not in now and SECRET_TEXT not in now and "compute_gae exited" in now
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert {e["visibility"] for e in data["tests"]} == {"visible", "after_due_date"}
+    assert SECRET_INPUT in later and SECRET_TEXT in later

@@ -45,9 +45,10 @@ def check(id: str, title: str, functions: tuple[str, ...]):
 
 @dataclass(eq=False)
 class CheckFailed(Exception):
-    """A check found a wrong answer. Every field is shown to the student; keep inputs small.
+    """A check found a wrong answer. `message` and `compared` are shown with the test's outcome; the other text
+    fields with its inputs (outcome.Finding). Child data becomes text only through autograder/textsafe.py.
 
-    function/args/kwargs/got let the diagnosis compare the answer with the known mistakes.
+    function/args/kwargs/answer let the diagnosis compare the answer with the known mistakes.
     """
 
     message: str
@@ -58,6 +59,9 @@ class CheckFailed(Exception):
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     answer: Any = None               # the submission's raw answer on that input
+    compared: str = ""               # kind and shape of expected and got (textsafe.compared)
+    submission_text: str = ""        # what the submission's code said (textsafe.said)
+    private_inputs: bool = False     # the input is not the test's shown one (outcome.Finding.private_inputs)
 
     def __str__(self) -> str:
         return self.message

@@ -12,24 +12,13 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
 from hypothesis.reporting import with_reporter
 
+from autograder import textsafe
 from autograder.checks import CheckFailed, Context
 from autograder.remote import SubmissionError
+from autograder.textsafe import fmt
 
 # Failures that no other input would change: reported at once, never shrunk.
 FATAL_KINDS = ("import", "missing", "not_implemented", "died", "protocol")
-
-
-def fmt(x, digits: int = 4) -> str:
-    """A short, readable rendering of a tensor or a plain value (for reports)."""
-    if isinstance(x, torch.Tensor):
-        if x.dim() == 0:
-            return f"{x.item():.{digits}g}" if x.is_floating_point() else str(x.item())
-        body = torch.round(x.double(), decimals=digits).tolist() if x.is_floating_point() else x.tolist()
-        text = str(body)
-        return text if len(text) <= 600 else text[:600] + " ..."
-    if isinstance(x, float):
-        return f"{x:.{digits}g}"
-    return repr(x)
 
 
 def fmt_call(function: str, args: tuple, kwargs: dict, names: tuple[str, ...] = ()) -> str:
@@ -37,7 +26,7 @@ def fmt_call(function: str, args: tuple, kwargs: dict, names: tuple[str, ...] = 
     lines = []
     for i, a in enumerate(args):
         label = f"{names[i]}=" if i < len(names) else ""
-        note = f"  # {tuple(a.shape)} {_name(a.dtype)}" if isinstance(a, torch.Tensor) else ""
+        note = f"  # {tuple(a.shape)} {textsafe.dtype_words(a.dtype)}" if isinstance(a, torch.Tensor) else ""
         lines.append(f"    {label}{fmt(a)},{note}")
     lines += [f"    {k}={fmt(v)}," for k, v in kwargs.items()]
     return f"{function}(\n" + "\n".join(lines) + "\n)"
@@ -54,9 +43,18 @@ class Answer:
     kwargs: dict
     inputs: str                 # the call, formatted for the report
 
-    def fail(self, message: str, expected: str = "", got: str = "") -> CheckFailed:
+    def fail(self, message: str, expected: str = "", got: str = "", compared: str = "",
+             submission_text: str = "") -> CheckFailed:
+        """The failure of this call: `message` and `compared` are shown with the outcome, `expected`, `got` and
+        `submission_text` (textsafe TEXT) with the inputs."""
         return CheckFailed(message, inputs=self.inputs, expected=expected, got=got, function=self.function,
-                           args=self.args, kwargs=self.kwargs, answer=self.value)
+                           args=self.args, kwargs=self.kwargs, answer=self.value, compared=compared,
+                           submission_text=submission_text)
+
+    @property
+    def sizes(self) -> list:
+        """The shapes of the call's tensor arguments (the sizes a sentence may name: textsafe.shape_words)."""
+        return [a.shape for a in self.args if isinstance(a, torch.Tensor)]
 
     def expect_close(self, ctx: Context, got: torch.Tensor, expected: torch.Tensor, message: str,
                      mask: torch.Tensor | None = None, scale: float = 0.0) -> None:
@@ -74,7 +72,8 @@ class Answer:
         if g.shape != e.shape or not torch.isfinite(g).all() or not torch.allclose(g, e, rtol=rtol, atol=atol):
             shown = (lambda x: x) if mask is None else (lambda x: _masked(x, mask))
             note = "" if mask is None else "   (nan marks padding: not compared)"
-            raise self.fail(message, expected=fmt(shown(e)) + note, got=fmt(shown(g)))
+            raise self.fail(message, expected=fmt(shown(e)) + note, got=fmt(shown(g)),
+                            compared=textsafe.compared(expected, got, *self.sizes))
 
 
 RECORDED: list | None = None  # while `recording()`: every (function, args, kwargs) a check calls
@@ -106,26 +105,23 @@ def call(ctx: Context, function: str, *args, grad: tuple[int, ...] = (), names: 
     except SubmissionError as exc:
         if exc.kind in FATAL_KINDS:
             raise
-        raise answer.fail(str(exc)) from None
+        raise answer.fail(str(exc), submission_text=exc.detail) from None
     answer.value = value
     like = next(a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point())
+    sizes = answer.sizes + ([shape] if shape is not None else [])
     if tuple_of and (not isinstance(value, list) or len(value) != tuple_of):
-        raise answer.fail(f"{function} should return a tuple of {tuple_of} tensors")
+        raise answer.fail(f"{function} should return a tuple of {tuple_of} tensors", got=fmt(value))
     for v in value if tuple_of else [value]:
         if not isinstance(v, torch.Tensor):
-            name = v.get("__object__", "value") if isinstance(v, dict) else type(v).__name__
-            raise answer.fail(f"{function} returned a {name}, not a tensor")
+            raise answer.fail(f"{function} returned {textsafe.object_words(v)}, not a tensor", got=fmt(v))
         if shape is not None and tuple(v.shape) != tuple(shape):
-            raise answer.fail(f"{function} returned shape {tuple(v.shape)}, expected {tuple(shape)}")
+            raise answer.fail(f"{function} returned {textsafe.shape_words(v.shape, *sizes)}, expected shape "
+                              f"{tuple(shape)}", got=textsafe.shape_text(v.shape))
         if v.dtype != like.dtype:
-            raise answer.fail(f"{function} returned {_name(v.dtype)} for {_name(like.dtype)} inputs "
-                              "(return the input dtype)")
+            raise answer.fail(f"{function} returned {textsafe.dtype_words(v.dtype)} for "
+                              f"{textsafe.dtype_words(like.dtype)} inputs (return the input dtype)")
     answer.value = tuple(value) if tuple_of else value
     return answer
-
-
-def _name(dtype: torch.dtype) -> str:
-    return str(dtype).replace("torch.", "")
 
 
 def tolerances(ctx: Context, dtype: torch.dtype) -> tuple[float, float]:

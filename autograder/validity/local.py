@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from autograder import config
+from autograder import config, textsafe
 from autograder.checks import Context
 from autograder.remote import SubmissionError
 
@@ -36,10 +36,11 @@ class LocalSubmission:
         try:
             value = function(*args, **kwargs)
         except NotImplementedError as exc:
-            raise SubmissionError(f"{fn} raised NotImplementedError: {exc}",
-                                  "not_implemented" if valid else "raised", "NotImplementedError") from None
+            raise SubmissionError(f"{fn} raised NotImplementedError", "not_implemented" if valid else "raised",
+                                  "NotImplementedError", textsafe.clean(str(exc), 500)) from None
         except Exception as exc:  # noqa: BLE001 - the code under test may raise anything
-            raise SubmissionError(f"{fn} raised {type(exc).__name__}: {exc}", "raised", type(exc).__name__) from None
+            raise SubmissionError(f"{fn} {textsafe.raised_words(type(exc).__name__, str(exc))}", "raised",
+                                  type(exc).__name__, textsafe.clean(str(exc), 500)) from None
         grads = []
         if grad:
             outputs = value if isinstance(value, torch.Tensor) else None

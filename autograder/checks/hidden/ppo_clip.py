@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
+from autograder import textsafe
 from autograder.checks import Context, check
 from autograder.checks.hidden.examples import for_all
 from autograder.checks.hidden.strategies import LOG_RATIOS, bounded, floats, logprob_pair, ragged_ranges
@@ -66,13 +67,6 @@ def _value_inputs(case, away_from_kinks: bool = True):
     return values, old_values, returns, inp.mask, eps
 
 
-def _pattern(grad: torch.Tensor, keep: torch.Tensor, atol: float) -> str:
-    """Which generated tokens have a gradient: 1 nonzero, 0 zero, . padding (rows of the batch)."""
-    rows = ["".join("." if not k else ("1" if abs(g) > atol else "0") for g, k in zip(gr, kr))
-            for gr, kr in zip(grad.tolist(), keep.tolist())]
-    return "nonzero gradient (1) / zero (0) / padding (.): " + " ".join(rows)
-
-
 def _reference(fn, first: torch.Tensor, *rest, clip_eps: float) -> tuple[torch.Tensor, torch.Tensor]:
     """The reference's loss and its gradient w.r.t. the first argument, in double precision."""
     x = first.detach().double().clone().requires_grad_(True)
@@ -117,14 +111,16 @@ def policy_clipped_zero_grad(ctx: Context) -> None:
         clipped = keep & (((ratio > 1 + eps) & (adv > 0)) | ((ratio < 1 - eps) & (adv < 0)))
         expected = torch.where(keep & ~clipped, -ratio * adv / mask.double().sum(), 0.0)
         _, atol = tolerances(ctx, logp.dtype)
-        shown = dict(expected=_pattern(expected, keep, atol),
-                     got=f"{_pattern(got, keep, atol)}\n          gradient: {fmt(torch.where(keep, got, torch.nan))}")
+        pattern = textsafe.nonzero_pattern(expected, keep, atol)
+        shown = (textsafe.nonzero_pattern(got, keep, atol) + "\n          gradient: "
+                 + fmt(torch.where(keep, got, torch.nan)))
         if (got.abs() > atol)[clipped].any():
             raise answer.fail("d loss / d logp should be 0 at tokens where the ratio is clipped "
-                              "(ratio > 1 + clip_eps with A > 0, or ratio < 1 - clip_eps with A < 0)", **shown)
+                              "(ratio > 1 + clip_eps with A > 0, or ratio < 1 - clip_eps with A < 0)",
+                              expected=pattern, got=shown)
         if (got.abs() <= atol)[keep & (expected.abs() > 10 * atol)].any():
             raise answer.fail("d loss / d logp is 0 at a token where the ratio is not clipped "
-                              "(only the clipped term of the min has no gradient)", **shown)
+                              "(only the clipped term of the min has no gradient)", expected=pattern, got=shown)
     for_all(ctx, POLICY_CASES, body)
 
 

@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from autograder import textsafe
 from autograder.checks import CheckFailed, Context, check
 from autograder.checks.tools import FATAL_KINDS, call, fmt, fmt_call
 from autograder.remote import SubmissionError
@@ -56,11 +57,11 @@ def expect_value_error(ctx: Context, function: str, args: tuple, kwargs: dict, n
         if exc.kind == "raised" and exc.exc_type == "ValueError":
             return
         raise CheckFailed(f"{wanted}; it {str(exc).removeprefix(function + ' ')}; the contract asks for "
-                          "ValueError", inputs=inputs, expected="ValueError", got=exc.exc_type or exc.kind,
-                          function=function, args=args, kwargs=kwargs) from None
-    raise CheckFailed(f"{wanted}; it returned a value", inputs=inputs, expected="ValueError",
-                      got=fmt(value) if isinstance(value, torch.Tensor) else repr(value)[:200], function=function,
-                      args=args, kwargs=kwargs, answer=value)
+                          "ValueError", inputs=inputs, expected="ValueError",
+                          got=textsafe.exception_words(exc.exc_type),
+                          submission_text=exc.detail, function=function, args=args, kwargs=kwargs) from None
+    raise CheckFailed(f"{wanted}; it returned a value", inputs=inputs, expected="ValueError", got=fmt(value),
+                      function=function, args=args, kwargs=kwargs, answer=value)
 
 
 @check("kl.shaped_known_values",
