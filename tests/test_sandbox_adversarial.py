@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -24,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, ipc, isolation, sandbox
+from autograder import config, ipc, isolation, remote, sandbox
+from autograder import grade as grade_module
 from autograder.grade import GraderError, grade
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
 from autograder.report import write_reports
@@ -96,7 +98,7 @@ def survivors(*marks: str) -> list[str]:
 
 
 def attack(tmp_path: Path, arena: Path, name: str, base: Path, only: set[str], cfg, mark: str = "",
-           files: dict[str, str] | None = None, secrecy: bool = False, **limits):
+           files: dict[str, str] | None = None, secrecy: bool = False, lanes: int | None = None, **limits):
     """Build the submission, grade it, write the reports, and check what holds for every attack.
 
     A level that cannot hide the grader's files makes grade() refuse (its secrets preflight): then an attack
@@ -116,7 +118,7 @@ def attack(tmp_path: Path, arena: Path, name: str, base: Path, only: set[str], c
         cfg = dataclasses.replace(cfg, limits=dataclasses.replace(cfg.limits, **limits))
     started = time.monotonic()
     try:
-        result = grade(folder, only=only, cfg=cfg, secrets=[out])
+        result = grade(folder, only=only, cfg=cfg, secrets=[out], lane_count=lanes)
     except GraderError as exc:
         assert "would be readable or writable by submissions" in str(exc), exc
         if os.environ.get("LAB12_SANDBOX") == "bwrap":
@@ -160,7 +162,9 @@ def test_forged_results_are_never_read(tmp_path, arena, cfg):
 
 def test_exit_inside_a_function_costs_only_its_tests(tmp_path, arena, cfg):
     result = attack(tmp_path, arena, "exit_in_function", REFERENCE, {"gae", "rm_loss"}, cfg)
-    assert part_score(result, "gae") == 0 and "exited with code 0 during compute_gae()" in messages(result, "gae")
+    assert part_score(result, "gae") == 0 and "exited during compute_gae()" in messages(result, "gae")
+    first = next(t for t in result.tests if t.tags[0] == "gae")  # its public input: the exit code is shown with it
+    assert first.finding.submission_text.startswith("exit code 0") and first.inputs_visibility == "visible"
     assert part_score(result, "rm_loss") == part_max(result, "rm_loss") > 0
 
 
@@ -195,7 +199,7 @@ def zeros_score(tmp_path_factory, cfg):
 
 @slow
 @pytest.mark.parametrize("name, deserves, words, limits", [
-    ("exit_at_import", "nothing", "exited with code 0 during importing rlhf.py", {}),
+    ("exit_at_import", "nothing", "exited during importing rlhf.py: exit code 0", {}),
     ("lying_eq", "nothing", "compute_gae", {}),
     ("lying_torch_function", "zeros", "differ", {}),
     ("lying_nan", "nothing", "", {}),
@@ -207,7 +211,7 @@ def zeros_score(tmp_path_factory, cfg):
     ("memory_huge_request", "nothing", "out of memory", {}),
     ("fork_bomb", "nothing", "did not finish within 5 s", {"call_seconds": 5}),
     ("output_flood", "nothing", "did not finish within 3 s", {"call_seconds": 3}),
-    ("segfault", "nothing", "signal 11 (SIGSEGV)", {}),
+    ("segfault", "nothing", "crashed (killed by a signal) during compute_gae()", {}),
     ("huge_tensors", "nothing", "over the limit", {}),
     ("forged_frames", "nothing", "unreadable answer", {"call_seconds": 3}),
     ("network", "everything", "", {}),
@@ -261,6 +265,105 @@ def test_the_childs_text_never_enters_the_graders_sentences(tmp_path, arena, cfg
     assert not [t.message for t in result.tests if "LEAKED-INPUT" in t.message]
 
 
+@pytest.fixture
+def sent(monkeypatch):
+    """Every call the judge sends the child, as (test id, args, kwargs) (grade with one lane: in this process)."""
+    calls: list[tuple[str, tuple, dict]] = []
+    current = [""]
+    run_test, call = grade_module.run_test, remote.RemoteSubmission.call
+
+    def recording_run_test(test_id, *args, **kwargs):
+        current[0] = test_id
+        return run_test(test_id, *args, **kwargs)
+
+    def recording_call(self, fn, *args, **kwargs):
+        calls.append((current[0], args, kwargs))
+        return call(self, fn, *args, **kwargs)
+    monkeypatch.setattr(grade_module, "run_test", recording_run_test)
+    monkeypatch.setattr(remote.RemoteSubmission, "call", recording_call)
+    return calls
+
+
+def withheld_values(calls, cfg) -> set[str]:
+    """The numbers of the inputs of tests whose inputs are not public, as reports would write them (4 decimals),
+    those with at least 4 significant digits (a shorter one could match any other number)."""
+    found = set()
+    for test_id, args, kwargs in calls:
+        if cfg.tests[test_id].inputs_visibility == "visible":
+            continue
+        for a in [*args, *kwargs.values()]:
+            values = a.flatten().tolist() if hasattr(a, "flatten") else [a] if isinstance(a, float) else []
+            found |= {str(round(v, 4)) for v in values if isinstance(v, float)}
+    return {v for v in found if len(v.lstrip("-").replace(".", "").lstrip("0")) >= 4}
+
+
+def channels(out: Path) -> tuple[str, str]:
+    """(what students see at once, what they see later or staff see): results.json's summary and visible entries,
+    report.md and report.html; the other entries and staff.md."""
+    data = json.loads((out / "results.json").read_text())
+    now = [data["output"]] + [f"{e['name']}\n{e['output']}" for e in data["tests"] if e["visibility"] == "visible"]
+    later = [f"{e['name']}\n{e['output']}" for e in data["tests"] if e["visibility"] != "visible"]
+    return ("\n".join(now + [(out / "report.md").read_text(), (out / "report.html").read_text()]),
+            "\n".join(later + [(out / "staff.md").read_text()]))
+
+
+@pytest.mark.parametrize("name, later", [
+    ("leak_class_name", "returned an object of its own class"),  # the class name is never repeated, not even later
+    pytest.param("echo_hidden_input", "Got:", marks=slow),
+    pytest.param("raise_at_chosen_line", "From your code: line ", marks=slow),
+    pytest.param("shape_from_input", "Got:      shape (", marks=slow),
+    pytest.param("leak_inputs", "LEAKED-INPUT", marks=slow),  # it leaks on the public input too: shown there
+])
+def test_a_withheld_input_never_reaches_a_visible_field(tmp_path, arena, cfg, sent, name, later):
+    """Issue 20: a submission that writes a hidden test's input into its class names, its answers, the line it
+    raises at, its exception's class and message, a shape, its exit code or its printed output shows students
+    none of it before the inputs are released: the visible channels hold no marker, no line number, no number
+    of four digits or more, and none of the withheld inputs' numbers; the later entries (and staff.md) do."""
+    result = attack(tmp_path, arena, name, REFERENCE, {"gae"}, cfg, lanes=1)
+    public = [t for t in result.tests if t.inputs_visibility == "visible"]
+    now, afterwards = channels(tmp_path / "out")
+    values = withheld_values(sent, cfg)
+    assert len(values) >= 10 or name == "leak_inputs"  # that one fails (and shrinks) at once, on zeros
+    texts = now.split("<style>")[0] + now.split("</style>")[-1]  # the report's CSS holds numbers of its own
+    if name == "leak_inputs":  # drop what the public test may show: its own input, its own text
+        assert result.score == 0
+        shown = [line for line in texts.splitlines() if "LEAKED" in line]
+        assert all("[[0.0, 0.0, 1.0, 0.0], [2.0, 9.0, 9.0, 9.0]" in line for line in shown), shown
+        now = texts = "\n".join(line for line in texts.splitlines() if "LEAKED" not in line)
+    else:
+        assert public and all(t.passed for t in public)  # the attacks answer the public input right
+        assert part_score(result, "gae") == sum(t.max_score for t in public)
+    assert not [m for m in ("HIDDEN", "LEAKED") if m in now]
+    assert not re.findall(r"\bline \d|exit code|signal \d", now)
+    assert not re.findall(r"\d{4,}", texts), re.findall(r".{40}\d{4,}.{20}", texts)[:3]
+    assert not [v for v in values if v in now]
+    assert later in afterwards  # what is withheld is there for the later release and for staff
+    if name == "echo_hidden_input":
+        assert [v for v in values if v in afterwards]
+
+
+@slow
+def test_a_training_input_never_reaches_a_visible_field(tmp_path, cfg):
+    """The e2e tests' inputs are the judge's rollouts: what the submission says about them (its exception's class,
+    line and message) is shown with the test's inputs_visibility, never with its outcome."""
+    from autograder import e2e
+    from autograder.grade import load_reference
+    from autograder.outcome import inputs_shown, scored, test_text
+    path = tmp_path / "rlhf.py"
+    path.write_text(REFERENCE.read_text() + "\n" + (ATTACKS / "leak_in_training.py").read_text())
+    sub = remote.RemoteSubmission(path, cfg.limits)
+    try:
+        finding = e2e.run("kl_penalty", cfg, sub, load_reference())
+    finally:
+        sub.close()
+    t = scored(cfg.tests["e2e.kl_penalty"], "PPO", ["e2e"], finding)
+    assert t.inputs_visibility != "visible" and not inputs_shown(t, t.visibility)
+    shown = test_text(t, inputs_shown(t, t.visibility))
+    assert "shaped_rewards raised an exception of its own class" in shown, shown
+    assert "HIDDEN" not in shown and not re.findall(r"line \d|\d{4,}", shown), shown
+    assert "HIDDEN-MESSAGE" in test_text(t) and "From your code: line " in test_text(t)
+
+
 @slow
 def test_wrong_shapes_fail_the_function_in_unit_checks(tmp_path, arena, cfg):
     result = attack(tmp_path, arena, "wrong_shapes", REFERENCE, {"gae", "kl"}, cfg)
@@ -292,8 +395,8 @@ def test_wrong_shapes_in_training_fail_the_function_not_the_judge(tmp_path, cfg)
     finally:
         sub.close()
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-    assert "shaped_rewards returned shape (524288, 1, 1), expected" in finding.message, finding.message
-    assert finding.kind == "shape"
+    assert "shaped_rewards returned a shape of its own, expected shape" in finding.message, finding.message
+    assert finding.kind == "shape" and finding.submission_text == "shape (524288, 1, 1)"  # shown with the inputs
     assert grown_mb < 300, f"the judge grew by {grown_mb:.0f} MB"
 
 
