@@ -50,6 +50,8 @@ UID_BASE = 2_100_000_000   # child uids: UID_BASE + a pid (< 2**22), far above a
 CGROUP_MOUNTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
 HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlinks into /usr, or folders
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")  # Landlock: read + write
+PROC = (Path("/proc/self"), Path("/proc/cpuinfo"))  # Landlock: the child's own /proc/PID (opened by the child,
+#  so "self" is its own) and what torch's import reads; not other processes' names, command lines, locks
 
 
 class IsolationError(Exception):
@@ -114,7 +116,7 @@ class Isolation:
         """What the child may reach under Landlock (confine.landlock): the same view as bubblewrap's."""
         roots = [Path(link).resolve() for link in HOST_LINKS if os.path.isdir(link)] + [Path("/usr")]
         read = [p for root in roots + _view_roots() for p in _carve(root, _secrets())]
-        read += [home.resolve(), Path("/proc")]
+        read += [home.resolve(), *PROC]
         write = [Path("/tmp"), Path("/dev/shm")] if self.bwrap else [home.resolve() / "tmp"]
         return {"abi": self.landlock, "read": [str(p) for p in read], "write": [str(p) for p in write],
                 "files": list(DEVICES)}
