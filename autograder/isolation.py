@@ -15,9 +15,11 @@ Layers, each used when available and named in the report when missing:
                process that started it), with no supplementary groups: it can signal, ptrace or count
                as no other process, and the whole uid is killed at the end.
   Landlock     (Linux >= 5.13; needs neither root nor namespaces) the worker restricts itself to reading
-               the view above and writing its own tmp folder (autograder/child/confine.py): the layer
-               that hides the grader's files where bubblewrap cannot start (Docker's default profile).
-  seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts, SysV IPC, memfd refused).
+               the view above (of /proc: only its own /proc/PID) and writing its own tmp folder
+               (autograder/child/confine.py): the layer that hides the grader's files where bubblewrap
+               cannot start (Docker's default profile).
+  seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts, SysV IPC, POSIX queues,
+               memfd, file locks, inotify refused: the audit is its docstring).
   cgroup v2    memory.max, memory.swap.max and pids.max for the child's leaf; used when a delegated
                folder is found: $LAB12_CGROUP, <cgroup2 mount>/lab12 (docs/isolation.md shows how to
                make it) or the judge's own cgroup, whichever has memory and pids in cgroup.subtree_control.
