@@ -3,7 +3,9 @@
     found = find_submission(Path("lab12"))   # Submission(path=.../rlhf.py, name="lab12/rlhf.py")
 
 Only regular files count: a link is never followed (a rlhf.py that links to the reference must not be
-graded as the reference). A notebook becomes a temporary rlhf.py; `name` stays the notebook's path.
+graded as the reference). A notebook becomes a temporary rlhf.py; `name` stays the notebook's path. A
+notebook that cannot be converted (autograder/notebook.py) is found all the same, with `problem` saying
+why: the submission's failure to import, not the grader's.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class SubmissionNotFound(Exception):
 class Submission:
     path: Path      # the rlhf.py the sandbox copies (a temporary one for a notebook)
     name: str       # what reports call it: the path the user gave or found
+    problem: str = ""  # why a notebook could not be converted, e.g. "code cell 3 is nested too deeply..."
 
 
 def is_regular(path: Path) -> bool:
@@ -66,7 +69,7 @@ def find_submission(path: Path) -> Submission:
         try:
             return Submission(notebook_to_module_file(found), str(found))
         except NotebookError as exc:
-            raise SubmissionNotFound(str(exc)) from None
+            return Submission(found, str(found), problem=f"{found.name} could not be imported: {exc}")
     return Submission(found, str(found))
 
 

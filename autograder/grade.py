@@ -79,8 +79,13 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
         raise GraderError(str(exc)) from None
     chosen = select(runnable_tests(cfg, mode), only)
     started = time.monotonic()
+    if found.problem:  # a notebook that could not be converted: nothing can be imported
+        return _not_run(found.name, chosen, cfg, started, bool(only), Finding(message=found.problem, kind="import"),
+                        "not_importable", found.problem)
     if is_empty(found.path):
-        return _empty(found.name, chosen, cfg, started, bool(only))
+        finding = Finding(message="rlhf.py holds no code (it is empty or only comments): nothing to grade",
+                          kind="empty")
+        return _not_run(found.name, chosen, cfg, started, bool(only), finding, "empty", "the file is empty")
     work, trained = lanes.plan(chosen, n_lanes, e2e_runs(chosen, cfg))
     try:
         results, output = _run_lanes(found.path, work, trained, started, cfg, mode)
@@ -138,12 +143,12 @@ def _is_public(check: checks.Check) -> bool:
     return check.run.__module__.startswith("autograder.checks.public")
 
 
-def _empty(name: str, chosen: list[str], cfg: config_mod.Config, started: float, partial: bool) -> GradeResult:
-    finding = Finding(message="rlhf.py holds no code (it is empty or only comments): nothing to grade",
-                      kind="empty")
+def _not_run(name: str, chosen: list[str], cfg: config_mod.Config, started: float, partial: bool, finding: Finding,
+             status: str, detail: str) -> GradeResult:
+    """A grade where no test could run: every test gets `finding`."""
     results = [scored(cfg.tests[t], _title(t), _tags(t, cfg), finding) for t in chosen]
-    return GradeResult(name, results, partial, time.monotonic() - started, status="empty",
-                       status_detail="the file is empty", isolation=isolation_report())
+    return GradeResult(name, results, partial, time.monotonic() - started, status=status,
+                       status_detail=detail, isolation=isolation_report())
 
 
 def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Config,

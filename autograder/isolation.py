@@ -15,9 +15,11 @@ Layers, each used when available and named in the report when missing:
                process that started it), with no supplementary groups: it can signal, ptrace or count
                as no other process, and the whole uid is killed at the end.
   Landlock     (Linux >= 5.13; needs neither root nor namespaces) the worker restricts itself to reading
-               the view above and writing its own tmp folder (autograder/child/confine.py): the layer
-               that hides the grader's files where bubblewrap cannot start (Docker's default profile).
-  seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts, SysV IPC, memfd refused).
+               the view above (of /proc: only its own /proc/PID) and writing its own tmp folder
+               (autograder/child/confine.py): the layer that hides the grader's files where bubblewrap
+               cannot start (Docker's default profile).
+  seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts, SysV IPC, POSIX queues,
+               memfd, file locks, inotify refused: the audit is its docstring).
   cgroup v2    memory.max, memory.swap.max and pids.max for the child's leaf; used when a delegated
                folder is found: $LAB12_CGROUP, <cgroup2 mount>/lab12 (docs/isolation.md shows how to
                make it) or the judge's own cgroup, whichever has memory and pids in cgroup.subtree_control.
@@ -50,6 +52,8 @@ UID_BASE = 2_100_000_000   # child uids: UID_BASE + a pid (< 2**22), far above a
 CGROUP_MOUNTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
 HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlinks into /usr, or folders
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")  # Landlock: read + write
+PROC = (Path("/proc/self"), Path("/proc/cpuinfo"))  # Landlock: the child's own /proc/PID (opened by the child,
+#  so "self" is its own) and what torch's import reads; not other processes' names, command lines, locks
 
 
 class IsolationError(Exception):
@@ -114,7 +118,7 @@ class Isolation:
         """What the child may reach under Landlock (confine.landlock): the same view as bubblewrap's."""
         roots = [Path(link).resolve() for link in HOST_LINKS if os.path.isdir(link)] + [Path("/usr")]
         read = [p for root in roots + _view_roots() for p in _carve(root, _secrets())]
-        read += [home.resolve(), Path("/proc")]
+        read += [home.resolve(), *PROC]
         write = [Path("/tmp"), Path("/dev/shm")] if self.bwrap else [home.resolve() / "tmp"]
         return {"abi": self.landlock, "read": [str(p) for p in read], "write": [str(p) for p in write],
                 "files": list(DEVICES)}

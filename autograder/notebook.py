@@ -12,6 +12,12 @@ engine (`autograder`, which the nbgrader edition's test cells use; the sandboxed
 that is not valid Python is kept as it is, so the grader reports its syntax error instead of a missing
 function.
 The same functions as in a .py therefore get the same scores.
+
+The grader converts a notebook only in a bounded subprocess (`notebook_to_module_file`: this file run
+with `python -I -S`, the notebook's bytes on stdin, the module source on stdout, under CPU, memory and
+wall-time limits): JSON nested 5,000 deep or a cell `x = (1+1+...+1)` of 200,000 terms exhausts that
+process, not the judge, and is the submission's NotebookError ("not importable"). `notebook_to_source`
+and `cells_to_source` stay plain functions for a student's own process (run_experiments.py, a kernel).
 """
 
 from __future__ import annotations
@@ -19,11 +25,19 @@ from __future__ import annotations
 import ast
 import atexit
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+MAX_BYTES = 64 << 20     # largest notebook read (outputs and images included)
+CPU_SECONDS = 20         # the converting subprocess's limits (a real notebook takes ~50 ms)
+WALL_SECONDS = 60
+MEMORY_MB = 1024         # its address space (Python itself: ~30 MB)
 
 
 class NotebookError(Exception):
@@ -77,21 +91,40 @@ def _has_call(node: ast.AST) -> bool:
 
 
 def notebook_to_source(path: Path) -> str:
-    """The module source of a notebook: its definitions, `from __future__` imports first."""
+    """The module source of a notebook, in this process: its definitions, `from __future__` imports first."""
     try:
-        notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise NotebookError(f"{path} is not a readable notebook ({exc})") from None
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise NotebookError(f"{path}: not a readable notebook ({exc.strerror})") from None
+    try:
+        return source_of(data, Path(path).name)
+    except NotebookError as exc:
+        raise NotebookError(f"{path}: {exc}") from None
+
+
+def source_of(data: bytes, name: str) -> str:
+    """The module source of a notebook's bytes (`name`: its file name); NotebookError says why there is none."""
+    try:
+        notebook = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise NotebookError(f"not a readable notebook ({exc})") from None
+    except RecursionError:
+        raise NotebookError("not a readable notebook (its JSON is nested too deeply)") from None
     if not isinstance(notebook, dict):
-        raise NotebookError(f"{path} is not a Jupyter notebook")
-    return cells_to_source(code_cells(notebook), Path(path).name)
+        raise NotebookError("not a Jupyter notebook")
+    return cells_to_source(code_cells(notebook), name)
 
 
 def cells_to_source(cells: list[str], name: str, keep_invalid: bool = True) -> str:
     """The module source of code cells (in order): their definitions, `from __future__` imports first."""
     future, blocks = [], []
     for number, cell in enumerate(cells, start=1):
-        body = definitions(strip_ipython(cell), keep_invalid)
+        try:
+            body = definitions(strip_ipython(cell), keep_invalid)
+        except (RecursionError, MemoryError):
+            if not keep_invalid:  # a kernel could not have run it either: it defined nothing
+                continue
+            raise NotebookError(f"code cell {number} is nested too deeply or too large to parse") from None
         rest = []
         for line in body.splitlines():
             if line.startswith("from __future__ import"):
@@ -106,9 +139,65 @@ def cells_to_source(cells: list[str], name: str, keep_invalid: bool = True) -> s
 
 
 def notebook_to_module_file(path: Path) -> Path:
-    """Write the notebook's source as rlhf.py in a temporary folder (removed at exit) and return its path."""
+    """Convert the notebook in a bounded subprocess (the module docstring), write its source as rlhf.py in a
+    temporary folder (removed at exit) and return that path. NotebookError says why it could not."""
+    source = bounded_source(Path(path))
     folder = Path(tempfile.mkdtemp(prefix="lab12-notebook-"))
     atexit.register(shutil.rmtree, folder, True)
     module = folder / "rlhf.py"
-    module.write_text(notebook_to_source(path), encoding="utf-8")
+    module.write_text(source, encoding="utf-8")
     return module
+
+
+def bounded_source(path: Path) -> str:
+    """source_of(the notebook's bytes), computed by `python -I -S notebook.py` under CPU_SECONDS,
+    MEMORY_MB and WALL_SECONDS; whatever exhausts it is the notebook's NotebookError."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise NotebookError(f"not a readable notebook ({exc.strerror})") from None
+    if len(data) > MAX_BYTES:
+        raise NotebookError(f"too large to read (over {MAX_BYTES >> 20} MB)")
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", str(Path(__file__).resolve()), path.name], input=data,
+                              capture_output=True, timeout=WALL_SECONDS, env={"LANG": "C.UTF-8"})
+    except subprocess.TimeoutExpired:
+        raise NotebookError(f"too slow to read (over {WALL_SECONDS} s)") from None
+    if done.returncode == 0:
+        return done.stdout.decode("utf-8")
+    lines = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    if done.returncode == 1 and lines and lines[-1].startswith(REASON):
+        raise NotebookError(lines[-1][len(REASON):][:300])
+    if -done.returncode in (signal.SIGXCPU, signal.SIGKILL):
+        raise NotebookError(f"too slow to read (over {CPU_SECONDS} s of CPU time)")
+    raise NotebookError(f"not a readable notebook (reading it failed with exit code {done.returncode})")
+
+
+REASON = "notebook: "  # how the subprocess's last line of stderr starts when it gives a reason
+
+
+def main() -> None:
+    """The bounded conversion (argv: the notebook's file name): its bytes on stdin, the module source on
+    stdout; else exit 1 with REASON + why on stderr."""
+    import resource
+    for limit, value in ((resource.RLIMIT_CPU, CPU_SECONDS), (resource.RLIMIT_AS, MEMORY_MB << 20),
+                         (resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0)):
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass  # a system without that limit: the wall-time limit still holds
+    try:
+        source = source_of(sys.stdin.buffer.read(), sys.argv[1]).encode("utf-8")
+    except NotebookError as exc:
+        sys.exit(f"{REASON}{exc}")
+    except MemoryError:
+        sys.exit(f"{REASON}too large to read (over {MEMORY_MB} MB of memory)")
+    except Exception as exc:  # noqa: BLE001 - any other failure to read is the notebook's too
+        sys.exit(f"{REASON}not a Jupyter notebook ({type(exc).__name__})")
+    sys.stdout.buffer.write(source)
+
+
+if __name__ == "__main__":
+    main()

@@ -144,6 +144,8 @@ class RemoteSubmission:
             self._child = None
             self._broken[fn] = SubmissionError(str(exc)[0].upper() + str(exc)[1:], "died", detail=exc.detail)
             raise self._broken[fn] from None
+        if type(reply.get("ok")) is not bool:
+            raise SubmissionError(f"{fn}: the child sent a malformed answer", "protocol")
         if not reply.get("ok"):
             err = _error_of(reply)
             kind = "missing" if err.get("kind") == "missing" else "raised"

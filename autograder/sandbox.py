@@ -126,23 +126,31 @@ class Child:
         self.home = Path(tempfile.mkdtemp(prefix=f"lab12-child-{_pid_namespace()}-{os.getpid()}-",
                                           dir=CHILD_ROOT)).resolve()
         self.leaf: isolation.CgroupLeaf | None = None
-        try:
+        try:  # no child outlives a failed start, whatever failed
             self._start(submission, program)
+            self.hello = self._handshake()
         except BaseException:
             self.kill()
             raise
-        deadline = time.monotonic() + limits.import_seconds
+
+    def _handshake(self) -> dict:
+        """Send the set-up, then receive the import's answer: {"ok": True} or {"ok": False, "error": ...}.
+        SandboxError before any submission code ran; ChildFailure for an answer unreadable or malformed."""
+        timeout = self.limits.import_seconds
+        deadline = time.monotonic() + timeout
         try:  # nothing of the submission has run yet: a failure here is the machine's, not the student's
-            self._send(wire.encode(self._setup()), deadline, "starting the sandbox", limits.import_seconds)
-            ready = self._receive(deadline, limits.import_seconds, "starting the sandbox")
+            self._send(wire.encode(self._setup()), deadline, "starting the sandbox", timeout)
+            ready = self._receive(deadline, timeout, "starting the sandbox")
         except ChildFailure as exc:
             detail = f" ({exc.detail})" if exc.detail else ""
             raise SandboxError(f"the sandbox did not start: {exc}{detail}") from None
         if not ready.get("ready"):
-            self.kill()
             raise SandboxError("the sandbox could not confine the child: "
                                + textsafe.clean(str(ready.get("error")), DETAIL_CHARS))
-        self.hello = self._receive(deadline, limits.import_seconds, "importing rlhf.py")
+        hello = self._receive(deadline, timeout, "importing rlhf.py")
+        if type(hello.get("ok")) is not bool:
+            raise ChildFailure("importing rlhf.py sent a malformed answer", "protocol")
+        return hello
 
     def _start(self, submission: Path | None, program: str) -> None:
         for name in CHILD_FILES:

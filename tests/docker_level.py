@@ -9,7 +9,8 @@ with an outer bubblewrap (which itself needs the namespaces this machine has):
     argv, fds = docker_level.command(["true"], binds={"/tmp/bundle": "/autograder"}, hide=["/work"])
 
 Inside: `/` as it is, minus CAP_SYS_ADMIN (bounding set too) and with a seccomp filter refusing the
-namespace calls (EPERM) and clone3 (ENOSYS), like Docker's. /root is shown as 0755 holding only
+namespace calls (EPERM) and clone3 (ENOSYS), like Docker's; an IPC namespace of its own with an mqueue
+file system at /dev/mqueue, as Docker gives every container. /root is shown as 0755 holding only
 ~/.pyenv (in a Docker image the interpreter lives in /usr, readable by all); `hide` folders are
 covered by empty tmpfs (a private /tmp; the repository, when the test is about a bundle).
 Needs root and a working bubblewrap outside (tests skip otherwise).
@@ -63,8 +64,8 @@ def command(inner: list[str], binds: dict[str, str] | None = None, hide: list[st
     read, write = os.pipe()
     os.write(write, docker_filter())
     os.close(write)
-    argv = ["bwrap", "--dev-bind", "/", "/", "--cap-drop", "CAP_SYS_ADMIN", "--die-with-parent",
-            "--perms", "0755", "--tmpfs", "/root"]
+    argv = ["bwrap", "--dev-bind", "/", "/", "--cap-drop", "CAP_SYS_ADMIN", "--die-with-parent", "--unshare-ipc",
+            "--mqueue", "/dev/mqueue", "--perms", "0755", "--tmpfs", "/root"]
     pyenv = Path("/root/.pyenv")
     if pyenv.is_dir():
         argv += ["--ro-bind", str(pyenv), str(pyenv)]

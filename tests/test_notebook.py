@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from autograder import config
-from autograder.discovery import SubmissionNotFound, find_submission
+from autograder.discovery import find_submission
 from autograder.grade import grade
 from autograder.notebook import definitions, notebook_to_source, strip_ipython
 from autograder.paths import REFERENCE, STARTER
@@ -63,11 +64,51 @@ def test_future_imports_come_first(tmp_path):
     assert source.index("from __future__") < source.index("import torch")
 
 
-def test_not_a_notebook_is_a_grader_error(tmp_path):
+def test_not_a_notebook_is_found_and_not_importable(tmp_path):
+    """A file that is no notebook is the submission's failure to import (0 points), not the grader's."""
     bad = tmp_path / "rlhf.ipynb"
     bad.write_text("{not json")
-    with pytest.raises(SubmissionNotFound, match="not a readable notebook"):
-        find_submission(bad)
+    found = find_submission(bad)
+    assert found.problem.startswith("rlhf.ipynb could not be imported: not a readable notebook (Expecting")
+    (tmp_path / "list.ipynb").write_text('{"cells": 5}')
+    assert "not a Jupyter notebook" in find_submission(tmp_path / "list.ipynb").problem
+
+
+BOMBS = {  # what made `grade` exit 1 with a traceback when the judge parsed notebooks itself
+    "a cell of 200,000 terms": lambda: json.dumps({"cells": [
+        {"cell_type": "code", "source": "x = (" + "1+" * 200_000 + "1)"}]}),
+    "JSON nested 5,000 deep": lambda: '{"cells": [], "metadata": ' + "[" * 5000 + "]" * 5000 + "}",
+    "a chain of a million minus signs": lambda: json.dumps({"cells": [
+        {"cell_type": "code", "source": "import torch"}, {"cell_type": "code", "source": "x = " + "-" * 10**6 + "1"}]}),
+}
+
+
+@pytest.mark.parametrize("bomb", list(BOMBS))
+def test_a_notebook_bomb_is_not_importable_and_the_grade_completes(tmp_path, bomb):
+    path = tmp_path / "rlhf.ipynb"
+    path.write_text(BOMBS[bomb]())
+    result = grade(path, only={"gae"}, mode="self_check")  # no RecursionError: converted in a subprocess
+    assert result.status == "not_importable" and result.score == 0 and result.tests
+    reason = "its JSON is nested too deeply" if "JSON" in bomb else "is nested too deeply or too large to parse"
+    assert all(t.message.startswith("rlhf.ipynb could not be imported: ") and reason in t.message
+               for t in result.tests), result.tests[0].message
+
+
+def test_grade_exits_0_for_a_notebook_bomb(tmp_path):
+    import subprocess
+    path = tmp_path / "rlhf.ipynb"
+    path.write_text(BOMBS["JSON nested 5,000 deep"]())
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--out", str(tmp_path / "out"),
+                           "--only", "gae", "--self-check"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["score"] == 0
+    assert "Traceback" not in done.stderr
+
+
+def test_the_bounded_conversion_gives_the_same_source(tmp_path):
+    from autograder.notebook import bounded_source
+    path = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
+    assert bounded_source(path) == notebook_to_source(path)
 
 
 def test_a_folder_holding_only_a_notebook_is_found(tmp_path):

@@ -184,7 +184,26 @@ def test_kernel_escapes_are_refused(tmp_path, arena, cfg):
     assert "ESCAPE uid 0 " not in result.output
 
 
+def test_a_deep_frame_as_the_import_answer_is_not_importable(tmp_path, arena, cfg):
+    """A frame nested 600 lists deep, sent before the worker's own answer: the child is killed and the
+    submission could not be imported (before: RecursionError escaped, children were left, 84/100)."""
+    result = attack(tmp_path, arena, "deep_frame_at_import", REFERENCE, {"gae", "rm_loss"}, cfg)
+    assert result.score == 0 and result.status == "not_importable"
+    assert all(t.message.startswith("rlhf.py could not be imported: importing rlhf.py sent an unreadable answer")
+               for t in result.tests), [t.message for t in result.tests]
+
+
 # --------------------------------------------------------------------------- slow: the rest of the suite
+@slow
+def test_bad_frames_as_answers_fail_those_calls_only(tmp_path, arena, cfg):
+    result = attack(tmp_path, arena, "deep_frame_in_reply", REFERENCE, {"gae", "kl", "ppo_clip", "rm_loss"}, cfg)
+    assert part_score(result, "gae") == part_score(result, "kl") == 0
+    assert part_score(result, "rm_loss") == part_max(result, "rm_loss") > 0
+    for part, reason in (("gae", "frame nested deeper than 32"), ("kl", "tensor dtype not allowed"),
+                         ("ppo_clip", "integer of 100000 digits")):
+        assert f"sent an unreadable answer ({reason}" in messages(result, part), messages(result, part)
+
+
 @pytest.fixture(scope="module")
 def zeros_score(tmp_path_factory, cfg):
     """What an honest compute_gae returning zeros scores (it does pass the padding test, honestly)."""

@@ -11,8 +11,11 @@ Landlock (Linux >= 5.13, no root or namespace needed): the child may read and ex
 `read` (the interpreter, packages, its own folder...), read and write only beneath `write` (its own
 tmp folder) and the device files in `files` (/dev/null...); everything else is refused with EACCES,
 whatever the file modes say. From ABI 4 TCP bind/connect are refused; from ABI 6 signals and abstract
-unix sockets cannot reach outside the sandbox. Frames use wire.py's header (b"RLHF" + length) with a
-JSON body, so the tiny secrets probe (probe.py) needs no torch.
+unix sockets cannot reach outside the sandbox. A rule on /proc/self (the child's own /proc/PID) keeps its
+O_PATH descriptor open: procfs gives an entry a new inode once its dentry is dropped (drop_caches, memory
+pressure), and the rule would no longer match (measured: 285 of 300 reads refused after drop_caches).
+Frames use wire.py's header (b"RLHF" + length) with a JSON body, so the tiny secrets probe (probe.py)
+needs no torch.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ FS_ALL = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1
 FS_TRUNCATE, FS_IOCTL_DEV = 1 << 14, 1 << 15
 NET_ALL, SCOPE_ALL = 0b11, 0b11   # TCP bind + connect (v4); abstract unix sockets + signals (v6)
 HEADER = struct.Struct(">4sI")
+HELD: list[int] = []  # O_PATH descriptors of /proc rules, open for the process's life (landlock() says why)
 
 
 class SockFprog(ctypes.Structure):
@@ -145,7 +149,10 @@ def landlock(abi: int, read: list[str], write: list[str], files: list[str]) -> N
                     _syscall(LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
                              ctypes.c_char_p(rule), ctypes.c_uint32(0))
                 finally:
-                    os.close(fd)
+                    if path.startswith("/proc/"):
+                        HELD.append(fd)  # a rule holds an inode: procfs makes a new one once the entry is dropped
+                    else:
+                        os.close(fd)
         _syscall(LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
     finally:
         os.close(ruleset)

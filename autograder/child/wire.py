@@ -8,6 +8,13 @@ Inside the JSON a tensor is written {"__tensor__": i}, an index into "tensors".
 Nothing is ever pickled: decoding builds tensors from bytes with an allow-listed dtype and a
 checked size, so a hostile peer can send wrong numbers but never code.
 
+Decoding is bounded, so that a hostile peer cannot crash or stall the reader either: at most MAX_JSON
+bytes of JSON, nested at most MAX_DEPTH deep, holding at most MAX_ITEMS values, integers of at most
+MAX_DIGITS digits (strings are bounded by MAX_JSON), at most MAX_TENSORS tensors of at most
+MAX_TENSOR_BYTES in all, each referenced once. NaN and Infinity literals are read as floats (this
+encoder writes them). Whatever goes wrong in decoding, of any exception type, is a WireError; a channel
+that closes or stalls mid-frame is EOFError or TimeoutError. After a WireError the reader is not reused.
+
 A FrameReader owns the reading end of a channel: it reads what is there in one go (a small frame:
 one read) and keeps what arrived past a frame for the next one. read_frame reads exactly one frame.
 
@@ -31,6 +38,10 @@ HEADER = struct.Struct(">4sI")
 ITEMSIZE = {"float32": 4, "float64": 8, "int64": 8, "bool": 1}  # the dtypes allowed, by name
 MAX_JSON = 1 << 20          # bytes of JSON in one frame
 MAX_TENSOR_BYTES = 1 << 26  # bytes of tensor payload in one frame (64 MiB)
+MAX_DEPTH = 32              # lists and dicts nested in one frame (the lab's messages: 6)
+MAX_ITEMS = 1 << 17         # values in one frame's JSON (the preflight's questions: ~8,000)
+MAX_DIGITS = 40             # digits of one integer (an inode number: 20)
+MAX_TENSORS = 1 << 10       # tensors in one frame (the lab's messages: 6)
 CHUNK = 1 << 16             # what a FrameReader asks for at least (a pipe's default capacity)
 MAX_READ = 1 << 20          # what one read asks for at most
 PLAIN = (str, int, float, bool, type(None))  # sent as they are (exact types; subclasses too, checked later)
@@ -105,24 +116,21 @@ class FrameReader:
             raise WireError(f"frame of {length} bytes of JSON is over the limit")
         start = HEADER.size + length
         self._fill(start, deadline)
-        try:
-            body = json.loads(self.buffer[HEADER.size:start])
-            metas = body.pop("tensors")
-            if type(metas) is not list:
-                raise TypeError("tensors is not a list")
-        except (ValueError, KeyError, AttributeError, TypeError, RecursionError) as e:
-            raise WireError(f"unreadable frame: {e}") from None
-        sizes = [_nbytes(m) for m in metas]
+        body, metas, sizes = _decode_json(bytes(self.buffer[HEADER.size:start]))
         total = sum(sizes)
-        if total > MAX_TENSOR_BYTES:
-            raise WireError(f"tensors of {total} bytes in one message are over the limit")
         self._fill(start + total, deadline)
-        tensors = []
-        for meta, size in zip(metas, sizes):
-            tensors.append(_tensor(meta, self.buffer[start:start + size]))  # a slice: a copy the tensor owns
-            start += size
+        try:
+            tensors = []
+            for meta, size in zip(metas, sizes):
+                tensors.append(_tensor(meta, self.buffer[start:start + size]))  # a slice: a copy the tensor owns
+                start += size
+            message = _unpack(body, tensors)
+        except WireError:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever the peer's bytes make fail is its malformed frame
+            raise WireError(f"unreadable frame: {type(e).__name__}") from None
         del self.buffer[:start]
-        return _unpack(body, tensors)
+        return message
 
     def _fill(self, n: int, deadline: float | None) -> None:
         """Read until the buffer holds at least n bytes."""
@@ -152,8 +160,36 @@ def read_frame(fd: int, deadline: float | None = None) -> dict:
     return FrameReader(fd, exact=True).read(deadline)
 
 
+def _decode_json(raw: bytes) -> tuple[dict, list, list[int]]:
+    """A frame's JSON as (body without "tensors", the tensors' metas, their sizes in bytes), within the
+    bounds of the module docstring; WireError otherwise, whatever failed."""
+    try:
+        body = json.loads(raw, parse_int=_bounded_int)
+        if type(body) is not dict:
+            raise WireError("frame is not a JSON object")
+        metas = body.pop("tensors", None)
+        if type(metas) is not list:
+            raise WireError("frame has no list of tensors")
+        if len(metas) > MAX_TENSORS:
+            raise WireError(f"frame of {len(metas)} tensors is over the limit")
+        sizes = [_nbytes(m) for m in metas]
+    except WireError:
+        raise
+    except Exception as e:  # noqa: BLE001 - RecursionError, MemoryError, ValueError...: the peer's frame
+        raise WireError(f"unreadable frame: {type(e).__name__}: {e}") from None
+    if sum(sizes) > MAX_TENSOR_BYTES:
+        raise WireError(f"tensors of {sum(sizes)} bytes in one message are over the limit")
+    return body, metas, sizes
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise WireError(f"integer of {len(text)} digits is over the limit")
+    return int(text)
+
+
 def _nbytes(meta: dict) -> int:
-    if type(meta) is not dict or meta.get("dtype") not in ITEMSIZE:
+    if type(meta) is not dict or type(meta.get("dtype")) is not str or meta["dtype"] not in ITEMSIZE:
         raise WireError(f"tensor dtype not allowed: {meta!r:.80}")
     shape = meta.get("shape")
     if type(shape) is not list or len(shape) > 8 or not all(type(s) is int and 0 <= s < 1 << 31 for s in shape):
@@ -169,17 +205,28 @@ def _tensor(meta: dict, raw: bytearray):
     return torch.frombuffer(raw, dtype=dtype).reshape(meta["shape"])
 
 
-def _unpack(value, tensors: list):
-    if type(value) is dict:
-        if len(value) == 1 and "__tensor__" in value:
-            index = value["__tensor__"]
-            if not isinstance(index, int) or not 0 <= index < len(tensors):
-                raise WireError("bad tensor reference")
-            return tensors[index]
-        return {k: _unpack(v, tensors) for k, v in value.items()}
-    if type(value) is list:
-        return [_unpack(v, tensors) for v in value]
-    return value
+def _unpack(body: dict, tensors: list) -> dict:
+    """`body` with each {"__tensor__": i} replaced by tensors[i] (each used once), in place and without
+    recursion; WireError past MAX_DEPTH or MAX_ITEMS."""
+    used: set[int] = set()
+    items, todo = 0, [(body, 1)]
+    while todo:
+        container, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            raise WireError(f"frame nested deeper than {MAX_DEPTH} is over the limit")
+        items += len(container)
+        if items > MAX_ITEMS:
+            raise WireError(f"frame of more than {MAX_ITEMS} values is over the limit")
+        for key, value in list(container.items() if type(container) is dict else enumerate(container)):
+            if type(value) is dict and len(value) == 1 and "__tensor__" in value:
+                index = value["__tensor__"]
+                if type(index) is not int or not 0 <= index < len(tensors) or index in used:
+                    raise WireError("bad tensor reference")
+                used.add(index)
+                container[key] = tensors[index]
+            elif type(value) in (dict, list):
+                todo.append((value, depth + 1))
+    return body
 
 
 def write_frame(fd: int, message: dict) -> None:
