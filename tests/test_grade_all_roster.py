@@ -78,12 +78,12 @@ def test_every_submission_gets_a_row_with_its_status(tmp_path):
     status = {s: (r["status"], r["total"], r["max_total"]) for s, r in rows.items()}
     assert status == {"ada": ("graded", "100", "100"), "bob": ("not importable", "0", "100"),
                       "cy": ("not implemented", "0", "100"), "dee": ("failed to grade", "", ""),
-                      "eve": ("empty or missing", "0", "100"), "fay": ("empty or missing", "0", "100")}
+                      "eve": ("empty or missing", "0", "100"), "fay": ("empty or missing", "0", "100"),
+                      "gus": ("empty or missing", "0", "100")}
     assert "line 3" in rows["bob"]["detail"] and "rlhf.py is empty" in rows["eve"]["detail"]
     assert "notes.txt" in rows["fay"]["detail"] and "boom" in rows["dee"]["detail"]
-    assert summary.statuses == {"graded": 1, "not_importable": 1, "not_implemented": 1, "failed": 1, "empty": 2}
-    # an empty folder holds no entry at all: nothing to list (a Gradescope export lists its students)
-    assert "gus" not in rows
+    assert "is empty (no file at all)" in rows["gus"]["detail"]  # an empty folder is a student too
+    assert summary.statuses == {"graded": 1, "not_importable": 1, "not_implemented": 1, "failed": 1, "empty": 3}
 
 
 def test_gradescope_students_without_files_get_a_row(tmp_path):
