@@ -121,11 +121,11 @@ def find_submission(path: Path, contract: Contract | None = None) -> Submission:
 
 def list_folder(folder: Path, contract: Contract) -> Listing:
     """The folder's files, breadth first, without following links; it stops after the first level holding a
-    file named like the submission (nothing deeper can win) or after MAX_LISTED files."""
+    file named like the submission (rlhf.py: nothing deeper can win) or after MAX_LISTED files."""
     files: dict[str, int] = {}
     links: dict[str, str] = {}
     level: list[Path] = [Path(".")]
-    wanted = {contract.submission, contract.notebook}
+    wanted = {contract.submission}
     while level and len(files) <= MAX_LISTED:
         deeper = []
         for rel in level:

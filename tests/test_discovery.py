@@ -45,6 +45,8 @@ def notebook(*cells: str) -> str:
 LAYOUTS = {
     "rlhf.py wins": ({"rlhf.py": "x = 1\n", "solution.py": SOLVED}, "rlhf.py", ""),
     "then rlhf.ipynb": ({"rlhf.ipynb": notebook("x = 1"), "solution.py": SOLVED}, "rlhf.ipynb", ""),
+    "rlhf.py, however deep, before rlhf.ipynb": ({"rlhf.ipynb": notebook("x = 1"), "lab12/rlhf.py": SOLVED},
+                                                 "lab12/rlhf.py", ""),
     "the one defining file, beside the world": (
         {"solution.py": SOLVED, "lab_helpers.py": (ASSIGNMENT / "lab_helpers.py").read_text(),
          "tinylm.py": (ASSIGNMENT / "tinylm.py").read_text()}, "solution.py", ""),

@@ -258,9 +258,11 @@ def _similarity(out: Path, subs: dict[str, Submission], records: dict[str, dict]
     for s, sub in subs.items():
         if sub.member and not sub.problem and records[s]["status"] not in ("not_implemented", "pending"):
             try:
-                sources[s] = code_of(sub.filename, sub.data())
+                code = code_of(sub.filename, sub.data())
             except (OSError, ValueError):
                 continue
+            if len(code) <= similarity_mod.MAX_BYTES:
+                sources[s] = code
     pairs = similarity_mod.find_pairs(sources, [STARTER.read_text()])
     similarity_mod.write_similarity(out, pairs, sources, keys, len(sources))
     top = ""

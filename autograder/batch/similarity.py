@@ -25,7 +25,7 @@ from autograder.batch.store import atomic_write
 FOLDER = "_similarity"   # a student key never starts with "_" (discover._safe_name)
 PAIRS = "pairs.json"
 TOP_PAIRS = 10
-MAX_BYTES = 1 << 20   # a larger file is not compared
+MAX_BYTES = 1 << 20   # a larger file is not compared (the caller leaves it out)
 EXTRA = 'pip install -e ".[similarity]"'
 
 
@@ -50,7 +50,7 @@ def find_pairs(sources: dict[str, str], boilerplate: list[str], top: int = TOP_P
     common = np.unique([h for text in boilerplate
                         for h in CodeFingerprint("starter.py", k, 1, fp=io.StringIO(text)).hashes])
     prints = {s: CodeFingerprint(f"{s}.py", k, window, boilerplate=common, fp=io.StringIO(code))
-              for s, code in sorted(sources.items()) if len(code) <= MAX_BYTES}
+              for s, code in sorted(sources.items())}
     students = list(prints)
     found = []
     for i, a in enumerate(students):
