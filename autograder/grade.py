@@ -27,7 +27,7 @@ import torch
 from autograder import checks, lanes, preflight, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
-from autograder.discovery import SubmissionNotFound, find_submission, is_empty
+from autograder.discovery import Contract, SubmissionNotFound, find_submission, is_empty
 from autograder.isolation import IsolationError
 from autograder.outcome import Finding, GradeResult, TestResult, grade_status, scored
 from autograder.reference import NoReference, load_reference
@@ -70,7 +70,7 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     """
     cfg = cfg or config_mod.load()
     try:
-        found = find_submission(submission)
+        found = find_submission(submission, Contract.of(cfg))
         if mode == "full":
             load_reference()  # loaded once, before a second lane is forked
             preflight.ensure_secrets_hidden(cfg.limits, extra=list(secrets))

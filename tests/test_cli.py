@@ -13,7 +13,7 @@ import pytest
 
 from autograder.__main__ import COMMANDS, main
 from autograder.commands.common import CommandError, check_out_folder, comma_list
-from autograder.paths import ROOT
+from autograder.paths import REFERENCE, ROOT
 
 
 @pytest.fixture
@@ -22,7 +22,23 @@ def files(tmp_path):
     (tmp_path / "class" / "ada").mkdir(parents=True)
     (tmp_path / "class" / "ada" / "rlhf.py").write_text("x = 1\n")
     (tmp_path / "afile").write_text("not a folder\n")
+    for name, text in {"two/a_old.py": REFERENCE.read_text(), "two/z_final.py": REFERENCE.read_text(),
+                       "none/a_old.py": "x = 1\n", "none/z_final.py": "y = 2\n",
+                       "roster.csv": "name,mail\nAda,ada@uni.edu\n",
+                       "prev/overrides.csv": "student,target,points,reason\nada,gae,99,typo\n",
+                       "prev2/overrides.csv": "student,target,points,reason\nadaa,gae,9,by hand\n"}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "emptydir").mkdir()
+    import sqlite3
+    with sqlite3.connect(tmp_path / "other.db") as db:
+        db.execute("create table t (x)")
     return tmp_path
+
+
+def snapshot(folder: Path) -> dict:
+    """Every path under `folder`, with a file's modification time (a folder's changes with the write probe)."""
+    return {p: p.stat().st_mtime_ns if p.is_file() else None for p in folder.rglob("*")}
 
 
 # (arguments with {t} for the temporary folder, a piece of the one error line)
@@ -35,6 +51,16 @@ BAD = [
     (["grade", "{t}/rlhf.py", "--out", "{t}/afile/sub"], "cannot be created"),
     (["grade", "{t}/rlhf.py", "--out", "/proc/lab12-out"], "cannot be written: /proc refuses new files"),
     (["grade", "{t}/rlhf.py"], "the following arguments are required: --out"),
+    (["grade", "{t}/two", "--out", "{t}/o"], "holds no rlhf.py, and 2 files define contract functions (a_old.py: 7 "
+                                             "of 7, z_final.py: 7 of 7): rename the one to grade to rlhf.py"),
+    (["grade", "{t}/none", "--out", "{t}/o"], "no file that defines a contract function (it holds: a_old.py, "
+                                              "z_final.py): it needs rlhf.py, or one .py or .ipynb file defining"),
+    (["grade", "{t}/emptydir", "--out", "{t}/o"], "emptydir is empty (no file at all): it needs rlhf.py"),
+    (["grade", "{t}/rlhf.py", "--out", "{R}/autograder"], "is inside the grader's package"),
+    (["grade", "{t}/rlhf.py", "--out", "{R}/solutions/o"], "is inside the reference solutions"),
+    (["grade", "{t}/rlhf.py", "--out", "{R}/assignment"], "is inside the given world"),
+    (["grade", "{t}/rlhf.py", "--out", "{R}"], "is inside the grader's repository: what is written there changes "
+                                              "the grader or ships in the next release"),
     (["grade-all", "{t}/missing", "--out", "{t}/o"], "no submissions at"),
     (["grade-all", "{t}/rlhf.py", "--out", "{t}/o"], "rlhf.py is not a folder or a zip file"),
     (["grade-all", "{t}/class", "--out", "{t}"], "is not empty and was not written by grade-all"),
@@ -44,16 +70,29 @@ BAD = [
     (["grade-all", "{t}/class", "--out", "{t}/afile"], "is a file, not a folder"),
     (["grade-all", "{t}/class", "--out", "{t}/o", "--nbgrader-db", "{t}/none.db"], "no nbgrader gradebook at"),
     (["grade-all", "{t}/class", "--out", "{t}/o", "--nbgrader-db", "{t}/afile", "--only", "gae"], "drop --only"),
+    (["grade-all", "{t}/class", "--out", "{R}/autograder/o"], "is inside the grader's package"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--roster", "{t}/none.csv"], "no roster at"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--roster", "{t}/roster.csv"],
+     "has no `student` column, nor a Gradescope roster's columns (First Name, Last Name, SID, Email, Role): its "
+     "first line is name, mail"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--roster", "{t}/other.db"], "is an sqlite file but not an "
+                                                                              "nbgrader gradebook"),
+    (["grade-all", "{t}/class", "--out", "{t}/o", "--student", "nobody"],
+     "--student: nobody is not a student of this class"),
+    (["grade-all", "{t}/class", "--out", "{t}/prev"], "prev/overrides.csv:2: points 99 for gae is outside 0 .. 20"),
+    (["grade-all", "{t}/class", "--out", "{t}/prev2"], "no student 'adaa' in this class (did you mean ada?)"),
     (["validate", "--parts", "e2e"], "--parts: e2e is unknown. Valid: rm_loss"),
     (["validate", "--workers", "-1"], "--workers: must be at least 1"),
     (["release", "--out", "{t}/afile"], "is a file, not a folder"),
+    (["release", "--out", "{R}/autograder"], "is inside the grader's package"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
 ]
 
 
 @pytest.mark.parametrize("argv, message", BAD, ids=[" ".join(a) for a, _ in BAD])
 def test_bad_input_is_one_error_line_and_exit_2(files, capsys, argv, message):
-    argv = [a.replace("{t}", str(files)) for a in argv]
+    argv = [a.replace("{t}", str(files)).replace("{R}", str(ROOT)) for a in argv]
+    before, grader = snapshot(files), snapshot(ROOT / "autograder")
     try:
         code = main(argv)
     except SystemExit as exc:  # argparse's own checks (types, required arguments)
@@ -61,7 +100,26 @@ def test_bad_input_is_one_error_line_and_exit_2(files, capsys, argv, message):
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
-    assert not (files / "o").exists()  # refused before any work
+    assert snapshot(files) == before and snapshot(ROOT / "autograder") == grader  # refused before any work
+    assert not (ROOT / "solutions" / "o").exists()
+
+
+def test_similarity_without_copydetect_is_one_sentence(files, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "copydetect", None)  # as if the optional package were not installed
+    assert main(["grade-all", str(files / "class"), "--out", str(files / "o"), "--similarity"]) == 2
+    assert capsys.readouterr().err == ('error: --similarity needs the optional package copydetect: '
+                                       'pip install -e ".[similarity]"\n')
+    assert not (files / "o").exists()
+
+
+def test_an_empty_class_is_counted_and_warned_about(files, capsys):
+    assert main(["grade-all", str(files / "emptydir"), "--out", str(files / "o")]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("0 students: 0 up to date"), out
+    assert "warning: no student: " in err and "is it the right folder?" in err
+    (files / "emptydir" / "ada").mkdir()
+    assert main(["grade-all", str(files / "emptydir"), "--out", str(files / "o")]) == 0
+    assert capsys.readouterr().out.startswith("1 student (1 empty or missing): ")
 
 
 def test_every_command_has_examples_in_its_help(capsys):

@@ -44,12 +44,16 @@ submission_103:
 """
 
 
+NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "source": ["%matplotlib inline\n", "def compute_gae(r):\n",
+                                                                  "    return r\n"]}]})
+
+
 def test_folder_layout(tmp_path):
     (tmp_path / "ada").mkdir()
     (tmp_path / "ada" / "rlhf.py").write_text("x = 1\n")
     (tmp_path / "ada" / "tinylm.py").write_text("# a copy of the world\n")
     (tmp_path / "bo b").mkdir()
-    (tmp_path / "bo b" / "lab12.ipynb").write_text("{}")
+    (tmp_path / "bo b" / "lab12.ipynb").write_text(NOTEBOOK)  # not rlhf.ipynb, but it defines compute_gae
     (tmp_path / "bo b" / ".ipynb_checkpoints").mkdir()
     (tmp_path / "bo b" / ".ipynb_checkpoints" / "rlhf.py").write_text("stale\n")
     (tmp_path / "carl.py").write_text("y = 2\n")

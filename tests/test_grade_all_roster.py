@@ -9,6 +9,7 @@ land in a real nbgrader gradebook (nbgrader's API) with formgrader's total = the
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import stat
@@ -78,12 +79,12 @@ def test_every_submission_gets_a_row_with_its_status(tmp_path):
     status = {s: (r["status"], r["total"], r["max_total"]) for s, r in rows.items()}
     assert status == {"ada": ("graded", "100", "100"), "bob": ("not importable", "0", "100"),
                       "cy": ("not implemented", "0", "100"), "dee": ("failed to grade", "", ""),
-                      "eve": ("empty or missing", "0", "100"), "fay": ("empty or missing", "0", "100")}
+                      "eve": ("empty or missing", "0", "100"), "fay": ("empty or missing", "0", "100"),
+                      "gus": ("empty or missing", "0", "100")}
     assert "line 3" in rows["bob"]["detail"] and "rlhf.py is empty" in rows["eve"]["detail"]
     assert "notes.txt" in rows["fay"]["detail"] and "boom" in rows["dee"]["detail"]
-    assert summary.statuses == {"graded": 1, "not_importable": 1, "not_implemented": 1, "failed": 1, "empty": 2}
-    # an empty folder holds no entry at all: nothing to list (a Gradescope export lists its students)
-    assert "gus" not in rows
+    assert "is empty (no file at all)" in rows["gus"]["detail"]  # an empty folder is a student too
+    assert summary.statuses == {"graded": 1, "not_importable": 1, "not_implemented": 1, "failed": 1, "empty": 3}
 
 
 def test_gradescope_students_without_files_get_a_row(tmp_path):
@@ -208,3 +209,190 @@ def test_scores_land_in_the_nbgrader_gradebook(tmp_path, capsys, nbgrader_path):
         bt = gb.find_grade("rm_loss_bt_known_values", "rlhf", "lab12", "ada")
         assert bt.score == 3 and not bt.needs_manual_grade
         assert sorted(s.id for s in gb.students) == ["ada", "bob", "cy"]  # dee failed to grade: not written
+
+
+CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]  # Canvas's gradebook import
+ASSIGNMENT = "Lab 12: RLHF on a tiny transformer"
+# A Gradescope roster export (Course > Roster > Download) as assumed here: First Name, Last Name, SID, Email, Role
+GRADESCOPE_ROSTER = ("First Name,Last Name,SID,Email,Role,Sections\n"
+                     "Ada,Lovelace,11,ada@uni.edu,Student,A\nBob,Babbage,2,bob@uni.edu,Student,A\n"
+                     "Carla,Pair,3,carla@uni.edu,Student,A\nDan,Never,4,dan@uni.edu,Student,B\n"
+                     "Tess,Assistant,,tess@uni.edu,TA,\n")
+GROUP_EXPORT = ("submission_1:\n  :submitters:\n  - :name: Ada Lovelace\n    :email: ada@uni.edu\n    :sid: '11'\n"
+                "submission_2:\n  :submitters:\n  - :name: Bob Babbage\n    :email: bob@uni.edu\n    :sid: '2'\n"
+                "  - :name: Carla Pair\n    :email: carla@uni.edu\n    :sid: '3'\n"
+                "submission_3:\n  :submitters:\n  - :name: Eve Auditor\n    :email: eve@uni.edu\n    :sid: '5'\n")
+
+
+def canvas_rows(out: Path) -> list[dict]:
+    with open(out / "canvas.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == [*CANVAS_COLUMNS, ASSIGNMENT]
+        return list(reader)
+
+
+def gradescope_export(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("submission_metadata.yml", GROUP_EXPORT)
+        z.writestr("submission_1/rlhf.py", "graded 90\n")
+        z.writestr("submission_2/rlhf.py", "graded 70\n")
+        z.writestr("submission_3/rlhf.py", "graded 50\n")
+    return path
+
+
+def test_canvas_has_one_row_per_group_member_in_canvas_columns(tmp_path):
+    grade_all(gradescope_export(tmp_path / "export.zip"), tmp_path / "out")
+    rows = canvas_rows(tmp_path / "out")
+    assert rows[0]["Student"] == "Points Possible" and rows[0][ASSIGNMENT] == "100"
+    people = {(r["Student"], r["SIS User ID"], r["SIS Login ID"]): r[ASSIGNMENT] for r in rows[1:]}
+    assert people == {("Ada Lovelace", "11", "ada@uni.edu"): "90", ("Bob Babbage", "2", "bob@uni.edu"): "70",
+                      ("Carla Pair", "3", "carla@uni.edu"): "70", ("Eve Auditor", "5", "eve@uni.edu"): "50"}
+    assert not any(";" in value for r in rows for value in r.values())  # one person, one id, one login
+    assert all(r["ID"] == "" and r["Section"] == "" for r in rows)
+
+
+def test_a_gradescope_roster_gives_every_enrolled_student_a_row(tmp_path, capsys):
+    roster = write(tmp_path / "roster.csv", GRADESCOPE_ROSTER)
+    out = tmp_path / "out"
+    assert main(["grade-all", str(gradescope_export(tmp_path / "export.zip")), "--out", str(out),
+                 "--roster", str(roster)]) == 0
+    stdout, stderr = capsys.readouterr()
+    rows = gradebook(out)
+    assert set(rows) == {"ada@uni.edu", "bob@uni.edu", "eve@uni.edu", "dan@uni.edu"}  # carla: in bob's group
+    assert (rows["dan@uni.edu"]["status"], rows["dan@uni.edu"]["total"]) == ("no submission", "0")
+    assert rows["dan@uni.edu"]["name"] == "Dan Never" and rows["dan@uni.edu"]["sid"] == "4"
+    assert {s: r["roster"] for s, r in rows.items()} == {"ada@uni.edu": "enrolled", "bob@uni.edu": "enrolled",
+                                                         "dan@uni.edu": "enrolled", "eve@uni.edu": "not on the roster"}
+    assert "tess@uni.edu" not in rows  # a TA is not a student
+    assert stdout.startswith("4 students (3 graded, 1 no submission), 4 on the roster: "), stdout
+    assert "warning: 1 submission not on the roster: eve@uni.edu" in stderr
+    canvas = {r["SIS Login ID"]: r[ASSIGNMENT] for r in canvas_rows(out)[1:]}
+    assert canvas == {"ada@uni.edu": "90", "bob@uni.edu": "70", "carla@uni.edu": "70", "dan@uni.edu": "0",
+                      "eve@uni.edu": "50"}
+    html = (out / "class_report.html").read_text()
+    assert "Roster: 4 enrolled, 1 of them with no submission; 1 submission not on the roster." in html
+    assert not (out / "dan@uni.edu").exists()  # a student without a submission has no folder
+
+
+def test_a_csv_roster_with_a_student_column(tmp_path):
+    subs = tmp_path / "class"
+    write(subs / "ada" / "rlhf.py", "graded 80\n")
+    write(subs / "zed" / "rlhf.py", "graded 40\n")
+    roster = write(tmp_path / "enrolled.csv", "\ufeffStudent,Email\nada,ada@uni.edu\nbo,bo@uni.edu\n")  # Excel's BOM
+    summary = grade_all(subs, tmp_path / "out", roster=roster)
+    rows = gradebook(tmp_path / "out")
+    assert {s: (r["status"], r["roster"]) for s, r in rows.items()} == {
+        "ada": ("graded", "enrolled"), "bo": ("no submission", "enrolled"), "zed": ("graded", "not on the roster")}
+    assert rows["ada"]["email"] == "ada@uni.edu"  # the roster fills in who a plain folder is
+    assert {r["SIS Login ID"] for r in canvas_rows(tmp_path / "out")[1:]} == {"ada@uni.edu", "bo@uni.edu", "zed"}
+    assert (summary.students, summary.enrolled, summary.not_on_roster) == (3, 2, ["zed"])
+
+
+def test_an_nbgrader_roster_and_gradebook(tmp_path, nbgrader_path, capsys):
+    from nbgrader.api import Gradebook
+    db = tmp_path / "gradebook.db"
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment("lab12")
+        gb.add_notebook("rlhf", "lab12")
+        gb.add_grade_cell("rm_loss_bt_known_values", "rlhf", "lab12", max_score=3, cell_type="code")
+        for student, first in (("ada", "Ada"), ("bob", "Bob"), ("cy", "Cy")):
+            gb.add_student(student, first_name=first, last_name="Student", email=f"{student}@uni.edu")
+    subs = tmp_path / "submitted"
+    write(subs / "ada" / "lab12" / "rlhf.ipynb", "graded 81\n")
+    write(subs / "bob" / "lab12" / "rlhf.ipynb", "graded 20\n")
+    stamp = db.stat().st_mtime_ns
+    summary = grade_all(subs, tmp_path / "out", roster=db)
+    assert db.stat().st_mtime_ns == stamp  # reading the roster writes nothing into the course's gradebook
+    rows = gradebook(tmp_path / "out")
+    assert (rows["cy"]["status"], rows["cy"]["name"], rows["cy"]["email"]) == ("no submission", "Cy Student",
+                                                                                "cy@uni.edu")
+    assert summary.statuses == {"graded": 2, "absent": 1} and summary.enrolled == 3
+    assert main(["grade-all", str(subs), "--out", str(tmp_path / "out"), "--roster", str(db),
+                 "--nbgrader-db", str(db)]) == 0
+    with Gradebook(f"sqlite:///{db}") as gb:  # nbgrader counts a missing submission itself: cy is not written
+        assert sorted(s.student.id for s in gb.find_assignment("lab12").submissions) == ["ada", "bob"]
+
+
+def test_student_regrades_only_those(tmp_path, capsys):
+    subs, out = tmp_path / "class", tmp_path / "out"
+    for name, score in (("ada", 90), ("bob", 70), ("cy", 50)):
+        write(subs / name / "rlhf.py", f"graded {score}\n")
+    grade_all(subs, out)
+    before = {s: (out / s / "grade.json").stat().st_mtime_ns for s in ("ada", "bob", "cy")}
+    write(subs / "cy" / "rlhf.py", "graded 55\n")  # changed, but not asked for: kept as it was
+    summary = grade_all(subs, out, students=["ada"])
+    after = {s: (out / s / "grade.json").stat().st_mtime_ns for s in ("ada", "bob", "cy")}
+    assert after["ada"] != before["ada"] and after["bob"] == before["bob"] and after["cy"] == before["cy"]
+    assert (summary.graded, summary.kept) == (1, 2) and gradebook(out)["cy"]["total"] == "50"
+    assert "1 to grade (--student), the other 2 kept as they are" in capsys.readouterr().err
+    with pytest.raises(BatchError, match=r"--student: adda is not a student of this class \(did you mean ada\?\)"):
+        grade_all(subs, out, students=["adda"])
+
+
+def test_overrides_hold_across_regrades_and_reach_every_export(tmp_path, nbgrader_path):
+    from nbgrader.api import Gradebook
+    db = tmp_path / "gradebook.db"
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment("lab12")
+        gb.add_notebook("rlhf", "lab12")
+        gb.add_grade_cell("rm_loss_bt_known_values", "rlhf", "lab12", max_score=3, cell_type="code")
+    subs, out = tmp_path / "submitted", tmp_path / "out"
+    write(subs / "ada" / "rlhf.py", "graded 2\n")   # fake: rm_loss 2, its one test 2 of 3
+    write(subs / "bob" / "rlhf.py", "graded 60\n")
+    write(out / "overrides.csv", "student,target,points,reason\n"
+          "ada,rm_loss.bt_known_values,3,\"the test's tolerance was too tight, checked by hand\"\n"
+          "bob,e2e,10,extension: graded the late e2e run by hand\n")
+    for run_args in ({}, {"force": True}, {"students": ["ada"]}):  # the first grade, a full regrade, one student
+        grade_all(subs, out, nbgrader=(db, "lab12"), **run_args)
+        rows = gradebook(out)
+        assert (rows["ada"]["total"], rows["ada"]["rm_loss"]) == ("3", "3"), run_args
+        assert rows["ada"]["overrides"] == ("rm_loss.bt_known_values: 3 (was 2): the test's tolerance was too tight, "
+                                            "checked by hand")
+        assert (rows["bob"]["total"], rows["bob"]["e2e"]) == ("70", "10")
+        assert {r["Student"]: r[ASSIGNMENT] for r in canvas_rows(out)[1:]} == {"ada": "3", "bob": "70"}
+        html = (out / "class_report.html").read_text()
+        assert "2 manual overrides applied." in html and "extension: graded the late e2e run by hand" in html
+        with Gradebook(f"sqlite:///{db}") as gb:
+            assert gb.find_submission("lab12", "ada").score == 3.0
+            assert gb.find_grade("rm_loss_bt_known_values", "rlhf", "lab12", "ada").score == 3.0
+            assert gb.find_submission("lab12", "bob").score == 70.0
+    assert json.loads((out / "ada" / "grade.json").read_text())["score"] == 2  # the record keeps the grader's
+    write(out / "overrides.csv", "student,target,points,reason\n")  # removed: the grader's points again
+    grade_all(subs, out)
+    assert gradebook(out)["ada"]["total"] == "2" and gradebook(out)["ada"]["overrides"] == ""
+
+
+def test_overrides_show_in_the_staff_view(tmp_path):
+    subs, out = tmp_path / "class", tmp_path / "out"
+    write(subs / "ada" / "rlhf.py", "graded 2\n")
+    grade_all(subs, out)
+    write(out / "ada" / "staff.md", "# staff view\n")  # as `grade` writes it (the fake grader writes none)
+    write(out / "overrides.csv", "student,target,points,reason\nada,rm_loss,20,hand-graded\n")
+    grade_all(subs, out)
+    assert (out / "ada" / "staff.md").read_text().endswith("## Manual overrides\n\n- rm_loss: 20 (was 2): "
+                                                          "hand-graded\n")
+    grade_all(subs, out)  # idempotent
+    assert (out / "ada" / "staff.md").read_text().count("## Manual overrides") == 1
+    write(out / "overrides.csv", "student,target,points,reason\n")
+    grade_all(subs, out)
+    assert (out / "ada" / "staff.md").read_text() == "# staff view\n"
+
+
+def test_progress_line_rate_and_time_left():
+    from rich.console import Console
+
+    from autograder.batch.progress import progress_bar
+    now = [0.0]
+    console = Console(file=io.StringIO(), width=200, force_terminal=False)
+    with progress_bar(console, get_time=lambda: now[0], auto_refresh=False) as bar:
+        task = bar.add_task("grading", total=10, failed=0)
+        line = lambda: " ".join(str(c.render(bar.tasks[0])) for c in bar.columns[-3:])  # noqa: E731
+        assert line() == "-/min 0:00:00 elapsed left: -"
+        now[0] = 19.8
+        bar.update(task, advance=1, failed=0)
+        now[0] = 20.0
+        bar.update(task, advance=1, failed=0)  # two workers finishing together, 20 s in
+        assert line() == "6.0/min 0:00:20 elapsed about 0:01:20 left"
+        now[0] = 80.0
+        bar.update(task, advance=8, failed=0)
+        assert line() == "7.5/min 0:01:20 elapsed done"

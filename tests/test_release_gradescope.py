@@ -47,9 +47,13 @@ def setup(tmp_path_factory):
         MOUNT.rmdir()
 
 
-def run_autograder(setup, tmp_path: Path, submission: Path, only: str = "") -> dict:
+def run_autograder(setup, tmp_path: Path, submission: Path, only: str = "",
+                   beside: dict[str, str] | None = None) -> dict:
+    """Gradescope's run of `submission` (uploaded with the files `beside` it: name -> text)."""
     archive, bin_dir = setup
     root = gradescope_layout(archive, tmp_path / "autograder", submission.name, submission.read_bytes())
+    for name, text in (beside or {}).items():
+        (root / "submission" / name).write_text(text)
     env = {"PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     if only:
         env["LAB12_ONLY"] = only
@@ -95,3 +99,20 @@ def test_no_submission_gives_a_readable_zero(setup, tmp_path):
     empty.write_text("forgot the code")
     results = run_autograder(setup, tmp_path, empty)
     assert results["score"] == 0 and "could not grade this submission" in results["output"]
+
+
+def test_the_upload_is_graded_by_the_file_rule(setup, tmp_path):
+    """solution.py beside a copy of lab_helpers.py: solution.py (it defines the functions), as `grade-all` does;
+    two files defining them: nothing graded, and the student reads why."""
+    from autograder.paths import ASSIGNMENT
+    solution = tmp_path / "solution.py"
+    solution.write_text(REFERENCE.read_text())
+    results = run_autograder(setup, tmp_path / "one", solution, only="gae",
+                             beside={"lab_helpers.py": (ASSIGNMENT / "lab_helpers.py").read_text()})
+    assert results["tests"] and all(t["status"] == "passed" for t in results["tests"]), results
+    old = tmp_path / "a_old.py"
+    old.write_text(STARTER.read_text())
+    results = run_autograder(setup, tmp_path / "two", old, only="gae", beside={"z_final.py": REFERENCE.read_text()})
+    assert results["score"] == 0 and results["output"] == (
+        "The autograder could not grade this submission: your upload holds no rlhf.py, and 2 files define contract "
+        "functions (a_old.py: 7 of 7, z_final.py: 7 of 7): rename the one to grade to rlhf.py.")

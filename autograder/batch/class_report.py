@@ -1,12 +1,13 @@
 """DIR/class_report.html, for staff: who got what, and where the class struggles.
 
-Sections: summary numbers (students per status), the roster (one row per student: sortable,
-searchable, linking to the student's report.html; vanilla JS inline, no network), the histogram of
-totals and one per part, the distribution of every end-to-end measurement (e.g. kl_penalty's gold
-gain) against its grading.yaml threshold, the pass rate of every test, the frequent diagnosed
-mistakes with who made them, the slowest submissions, and the submissions that failed to grade.
-Built from the students' records (DIR/<student>/grade.json) only; plots are PNGs in base64; rendered
-again only when what it shows changed (its head names a digest of the summary).
+Sections: summary numbers (students per status, the roster's counts), the students (one row each:
+sortable, searchable, linking to the student's report.html and staff.md; vanilla JS inline, no
+network), the histogram of totals and one per part, the distribution of every end-to-end measurement
+(e.g. kl_penalty's gold gain) against its threshold, the pass rate of every test (HTML bars: text at
+the page's size), the frequent diagnosed mistakes with who made them, the manual overrides, the most
+similar pairs (--similarity), who is not on the roster or has no submission, the slowest submissions,
+and the submissions that failed to grade. Built from the rows of batch/outputs.py only; plots are PNGs
+in base64; rendered again only when what it shows changed (its head names a digest of the summary).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import jinja2
 
 from autograder.batch.gradebook import STATUS, has_total, mistakes
+from autograder.batch.overrides import describe
 from autograder.batch.store import atomic_write
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -30,9 +32,11 @@ TOP_MISTAKES = 5     # per part
 TOP_SLOWEST = 10
 
 
-def summarize(records: list[dict], parts: list[str], e2e: dict | None = None) -> dict:
+def summarize(records: list[dict], parts: list[str], e2e: dict | None = None, similarity: dict | None = None,
+              enrolled: int | None = None) -> dict:
     """The numbers the report shows (plain data; also handy for tests). `e2e`: grading.yaml's e2e section
-    (its min_/max_ keys are the thresholds drawn on the measurements' distributions)."""
+    (the thresholds of records made before their tests carried `bounds`); `similarity`: the last
+    --similarity run's pairs (batch/similarity.py); `enrolled`: the students on the roster (None: no roster)."""
     scored = [r for r in records if has_total(r)]
     graded = [r for r in records if r["status"] == "graded"]
     totals = [r["score"] for r in scored]
@@ -55,7 +59,7 @@ def summarize(records: list[dict], parts: list[str], e2e: dict | None = None) ->
     return {
         "students": len(records),
         "graded": len(graded),
-        "statuses": {STATUS[k]: n for k, n in sorted(Counter(r["status"] for r in records).items())},
+        "statuses": {label: n for k, label in STATUS.items() if (n := Counter(r["status"] for r in records)[k])},
         "failed": [{"student": r["student"], "reason": r["reason"]} for r in records if r["status"] == "failed"],
         "pending": [r["student"] for r in records if r["status"] == "pending"],
         "mean": statistics.fmean(totals) if totals else None,
@@ -74,6 +78,12 @@ def summarize(records: list[dict], parts: list[str], e2e: dict | None = None) ->
         "slowest": [{"student": r["student"], "seconds": r["seconds"], "status": STATUS[r["status"]]}
                     for r in sorted((r for r in records if r.get("seconds")), key=lambda r: -r["seconds"])
                     [:TOP_SLOWEST]],
+        "with_roster": enrolled is not None,
+        "enrolled": enrolled,
+        "absent": [r["student"] for r in records if r["status"] == "absent"],
+        "not_on_roster": [r["student"] for r in records if r.get("roster") == "not on the roster"],
+        "overrides": [{"student": r["student"], "text": describe(o)} for r in records for o in r.get("overrides", [])],
+        "similarity": similarity,
     }
 
 
@@ -82,34 +92,47 @@ def _roster_row(r: dict, parts: list[str]) -> dict:
     return {"student": r["student"], "name": r.get("name", ""), "status": STATUS[r["status"]],
             "total": r["score"] if has_total(r) else None, "max": r["max_score"] if has_total(r) else None,
             "parts": points, "e2e": (r.get("e2e") or {}).get("score"), "detail": r.get("reason", ""),
-            "mistakes": [f"{part}: {text}" for part, text in mistakes(r)],
+            "mistakes": [f"{part}: {text}" for part, text in mistakes(r)], "roster": r.get("roster", ""),
+            "overridden": bool(r.get("overrides")),
             "report": f"{r['student']}/report.html" if "report.html" in r.get("reports", []) else "",
             "staff": f"{r['student']}/staff.md" if "staff.md" in r.get("reports", []) else ""}
 
 
+SIDES = {">=": "min", ">": "min", "<=": "max"}
+
+
 def _measurements(graded: list[dict], e2e: dict) -> list[dict]:
-    """Every e2e measurement across the class, with its threshold (grading.yaml min_<metric>/max_<metric>)."""
+    """Every e2e measurement across the class, with its threshold: the test's own criterion (a record's
+    `bounds`), else grading.yaml's min_<metric>/max_<metric>."""
     values: dict[tuple[str, str], list[float]] = {}
+    bounds: dict[tuple[str, str], tuple[str, float]] = {}
     for r in graded:
         for t in r["tests"]:
             for metric, value in (t.get("metrics") or {}).items():
                 values.setdefault((t["id"], metric), []).append(value)
+            for metric, (op, threshold) in (t.get("bounds") or {}).items():
+                bounds[(t["id"], metric)] = (op, threshold)
     rows = []
     for (test_id, metric), found in sorted(values.items()):
         spec = e2e.get(test_id.removeprefix("e2e."), {})
-        bound = next(((side, spec[f"{side}_{metric}"]) for side in ("min", "max") if f"{side}_{metric}" in spec),
-                     None)
+        op, threshold = bounds.get((test_id, metric)) or next(
+            (({"min": ">=", "max": "<="}[side], spec[f"{side}_{metric}"]) for side in ("min", "max")
+             if f"{side}_{metric}" in spec), ("", None))
         rows.append({"test": test_id, "metric": metric, "samples": found, "median": statistics.median(found),
-                     "threshold": bound[1] if bound else None, "side": bound[0] if bound else "",
-                     "passing": sum((v >= bound[1]) if bound[0] == "min" else (v <= bound[1]) for v in found)
-                     if bound else None})
+                     "threshold": threshold, "side": SIDES.get(op, ""), "op": op,
+                     "passing": sum(_passes(v, op, threshold) for v in found) if threshold is not None else None})
     return rows
 
 
+def _passes(value: float, op: str, threshold: float) -> bool:
+    """`value` is on the passing side of `threshold` (op: ">=", ">" or "<=")."""
+    return value >= threshold if op == ">=" else value > threshold if op == ">" else value <= threshold
+
+
 def write_class_report(path: Path, records: list[dict], parts: list[str], title: str,
-                       e2e: dict | None = None) -> dict:
+                       e2e: dict | None = None, similarity: dict | None = None, enrolled: int | None = None) -> dict:
     """Render the report into `path` (atomically) unless it already shows these records; returns the summary."""
-    summary = summarize(records, parts, e2e)
+    summary = summarize(records, parts, e2e, similarity, enrolled)
     template = TEMPLATES / TEMPLATE
     digest = hashlib.sha256(json.dumps([summary, title, template.read_text()], sort_keys=True).encode()).hexdigest()
     if _shows(path, digest):
@@ -118,7 +141,7 @@ def write_class_report(path: Path, records: list[dict], parts: list[str], title:
                              undefined=jinja2.StrictUndefined)
     html = env.get_template(TEMPLATE).render(title=title, s=summary, digest=digest, histogram=_histogram(summary),
                                              part_histograms=_part_histograms(summary),
-                                             measurements=_measurement_plots(summary), pass_rates=_pass_rates(summary))
+                                             measurements=_measurement_plots(summary))
     atomic_write(path, html)
     return summary
 
@@ -158,21 +181,36 @@ def _part_histograms(summary: dict) -> str:
 
 
 def _measurement_plots(summary: dict) -> list[dict]:
-    """A histogram per e2e measurement across the class, its threshold as a dashed line."""
+    """A histogram per e2e measurement across the class, its threshold as a dashed line (named in the title:
+    no legend over the bars); the axis spans the values and the threshold, never a made-up unit range."""
     plots = []
     for m in summary["measurements"]:
-        fig = _figure(4.5, 2.4)
+        fig = _figure(4.5, 2.6)
         ax = fig.subplots()
-        ax.hist(m["samples"], bins=min(20, max(5, len(m["samples"]) // 3)), color="#8172b2", edgecolor="white")
+        low, high = _span([*m["samples"], *([m["threshold"]] if m["threshold"] is not None else [])])
+        first, last = min(m["samples"]), max(m["samples"])
+        width = (high - low) / 20
+        bins = [first - width / 2, first + width / 2] if first == last else min(20, max(5, len(m["samples"]) // 3))
+        ax.hist(m["samples"], bins=bins, range=None if first == last else (low, high), color="#8172b2",
+                edgecolor="white")
+        title = f"{m['test']}: {m['metric']}"
         if m["threshold"] is not None:
-            ax.axvline(m["threshold"], color="#c44e52", linestyle="--",
-                       label=f"{'minimum' if m['side'] == 'min' else 'maximum'} {m['threshold']:g}")
-            ax.legend(loc="best", fontsize=8, framealpha=0.8)
-        ax.set_xlabel(f"{m['test']}: {m['metric']}")
+            ax.axvline(m["threshold"], color="#c44e52", linestyle="--", linewidth=2)
+            title += f"\n(dashed: {'minimum' if m['side'] == 'min' else 'maximum'} {m['threshold']:g})"
+        ax.set_xlim(low, high)
+        ax.set_title(title, fontsize=10)
         ax.set_ylabel("students")
         ax.yaxis.get_major_locator().set_params(integer=True)
         plots.append({**m, "png": _png(fig)})
     return plots
+
+
+def _span(values: list[float]) -> tuple[float, float]:
+    """A range holding every value with a little room; around a single value (every student's run replayed
+    the reference's: the same number), 5 % of it on each side."""
+    low, high = min(values), max(values)
+    pad = (high - low) * 0.08 if high > low else max(abs(low) * 0.05, 0.01)
+    return low - pad, high + pad
 
 
 def _points_histogram(ax, scores: list[float], top: float, label: str) -> None:
@@ -180,21 +218,6 @@ def _points_histogram(ax, scores: list[float], top: float, label: str) -> None:
     ax.set_xlabel(f"{label} (of {top:g})")
     ax.set_ylabel("students")
     ax.yaxis.get_major_locator().set_params(integer=True)
-
-
-def _pass_rates(summary: dict) -> str:
-    tests = summary["tests"]
-    if not tests:
-        return ""
-    fig = _figure(6, 0.6 + 0.22 * len(tests))
-    ax = fig.subplots()
-    ids = [t["id"] for t in tests][::-1]
-    rates = [100 * t["rate"] for t in tests][::-1]
-    ax.barh(ids, rates, color=["#55a868" if r >= 50 else "#c44e52" for r in rates])
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("students who pass (%)")
-    ax.tick_params(axis="y", labelsize=7)
-    return _png(fig)
 
 
 def _figure(width: float, height: float):

@@ -4,13 +4,15 @@
     subs[0].student, subs[0].filename, subs[0].data()
 
 Layouts:
-- a folder (or a plain zip of one): each entry is a student. A folder holding `rlhf.py` or a
-  notebook, or a single file `<student>.py` / `<student>.ipynb`.
+- a folder (or a plain zip of one): each entry is a student. A folder (empty or not), or a single
+  file `<student>.py` / `<student>.ipynb`, which is graded as it is.
 - a Gradescope "export submissions" zip (or the folder it unzips to): `submission_metadata.yml`
   beside one folder per submission (`submission_<id>/`); the metadata maps each id to its
-  submitters' names and emails (`:submitters: [{":name", ":email", ":sid"}]`).
-A student whose entry holds no gradable file still gets a Submission, with `problem` saying why,
-so the gradebook lists every student: nothing gradable, an empty file, or a link.
+  submitters' names, emails and student ids (`:submitters: [{":name", ":email", ":sid"}]`).
+Which file of an entry folder is graded is the rule every command shares (autograder/discovery.py:
+rlhf.py, else rlhf.ipynb, else the one file defining contract functions). A student whose entry
+holds nothing to grade still gets a Submission, with `problem` saying why in one sentence (nothing
+there, an empty file, a link, several candidate files), so the gradebook lists every student.
 
 No link is followed: only regular files are read (a folder's symbolic links, a zip's symlink
 members, fifos and devices are never opened). An entry whose file to grade is a link gets a problem
@@ -29,9 +31,27 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from autograder.discovery import (
+    AmbiguousSubmission,
+    Contract,
+    Listing,
+    SubmissionNotFound,
+    choose,
+    link_problem,
+    read_regular,
+    skipped,
+)
+
 METADATA = "submission_metadata.yml"
 SUFFIXES = (".py", ".ipynb")
-WORLD_NAMES = {"tinylm.py", "lab_helpers.py", "training.py", "run_experiments.py", "self_check.py"}
+
+
+@dataclass(frozen=True)
+class Member:
+    """One submitter (a Gradescope group has several): what an LMS matches a grade to."""
+    name: str = ""
+    email: str = ""
+    sid: str = ""
 
 
 @dataclass(frozen=True)
@@ -41,8 +61,10 @@ class Submission:
     email: str          # the submitters' emails (Gradescope), else ""
     source: Path        # the folder or zip it comes from
     member: str         # path of the submitted file inside `source` (posix), "" when none was found
-    problem: str = ""   # why nothing can be graded (no rlhf.py or notebook, an empty file, a link), else ""
+    problem: str = ""   # why nothing can be graded (one sentence), else ""
     sid: str = ""       # the submitters' student ids (Gradescope `:sid:`), else ""
+    members: tuple[Member, ...] = ()   # each submitter (Gradescope metadata), else ()
+    ambiguous: bool = False            # `problem` is several candidate files, not a missing one
 
     @property
     def filename(self) -> str:
@@ -50,66 +72,67 @@ class Submission:
 
     def data(self) -> bytes:
         """The submitted file's bytes (a regular file: a link is refused with OSError)."""
-        if self.source.is_dir():
-            return read_regular(self.source, self.member)
-        with zipfile.ZipFile(self.source) as archive:
-            return archive.read(self.member)
+        return _read(self.source, self.member)
 
 
-def read_regular(root: Path, member: str) -> bytes:
-    """The bytes of `root/member`, opened without following a link at its last step, nor reading
-    anything outside `root` through a linked folder."""
-    path = Path(root) / member
-    if path.parent.resolve() != (Path(root).resolve() / member).parent:
-        raise OSError(f"{member}: a folder on its path is a link")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise OSError(f"{member} is not a regular file")
-        return f.read()
-
-
-def discover(source: Path, skip: Path | None = None) -> list[Submission]:
-    """Every submission under `source` (a folder or a zip), sorted by student; `skip`: a folder to leave out
-    (the output folder, when it lies inside `source`)."""
-    source = Path(source)
+def _read(source: Path, member: str) -> bytes:
     if source.is_dir():
-        files, links = _walk(source, skip)
-        metadata = _metadata_path(files)
+        return read_regular(source, member)
+    with zipfile.ZipFile(source) as archive:
+        return archive.read(member)
+
+
+def discover(source: Path, skip: Path | None = None, contract: Contract | None = None) -> list[Submission]:
+    """Every submission under `source` (a folder or a zip), sorted by student; `skip`: a folder to leave out
+    (the output folder, when it lies inside `source`); `contract`: grading.yaml's (loaded when None)."""
+    source = Path(source)
+    if contract is None:
+        from autograder import config
+        contract = Contract.of(config.load())
+    if source.is_dir():
+        files, links, folders = _walk(source, skip)
+        metadata = _metadata_path(list(files))
         meta = _load_metadata(read_regular(source, metadata)) if metadata is not None else None
     elif zipfile.is_zipfile(source):
         with zipfile.ZipFile(source) as archive:
-            infos = [i for i in archive.infolist() if not i.is_dir() and _safe(i.filename)]
+            infos = [i for i in archive.infolist() if _safe(i.filename)]
+            folders = {i.filename.rstrip("/") for i in infos if i.is_dir()}
+            infos = [i for i in infos if not i.is_dir()]
             links = {i.filename: _zip_link_target(archive, i) for i in infos if _is_zip_link(i)}
-            files = sorted(i.filename for i in infos if i.filename not in links)
-            metadata = _metadata_path(files)
+            files = {i.filename: i.file_size for i in infos if i.filename not in links}
+            folders |= {str(parent) for name in [*files, *links] for parent in PurePosixPath(name).parents
+                        if str(parent) != "."}
+            metadata = _metadata_path(list(files))
             meta = _load_metadata(archive.read(metadata)) if metadata is not None else None
     else:
         raise FileNotFoundError(f"{source} is neither a folder nor a zip file")
-    return _assemble(source, files, links, metadata, meta)
+    return _assemble(source, files, links, folders, metadata, meta, contract)
 
 
-def _walk(source: Path, skip: Path | None) -> tuple[list[str], dict[str, str]]:
-    """(regular files, {link or other non-regular entry: what it points to}) under `source`, as posix
-    paths relative to it; links to folders are listed, never entered; `skip` is left out."""
+def _walk(source: Path, skip: Path | None) -> tuple[dict[str, int], dict[str, str], set[str]]:
+    """({regular file: size}, {link or other non-regular entry: what it points to}, {folder}) under `source`,
+    as posix paths relative to it; links to folders are listed, never entered; `skip` is left out."""
     skip = skip.resolve() if skip is not None else None
-    files, links = [], {}
+    files, links, folders = {}, {}, set()
     for folder, dirs, names in os.walk(source, followlinks=False):
         here = Path(folder)
         for d in list(dirs):
+            rel = (here / d).relative_to(source).as_posix()
             if (here / d).is_symlink():
-                links[(here / d).relative_to(source).as_posix()] = os.readlink(here / d)
+                links[rel] = os.readlink(here / d)
                 dirs.remove(d)
             elif skip is not None and (here / d).resolve() == skip:
                 dirs.remove(d)
+            else:
+                folders.add(rel)
         for name in names:
             rel = (here / name).relative_to(source).as_posix()
-            mode = os.lstat(here / name).st_mode
-            if stat.S_ISREG(mode):
-                files.append(rel)
+            info = os.lstat(here / name)
+            if stat.S_ISREG(info.st_mode):
+                files[rel] = info.st_size
             else:
-                links[rel] = os.readlink(here / name) if stat.S_ISLNK(mode) else "not a regular file"
-    return sorted(files), links
+                links[rel] = os.readlink(here / name) if stat.S_ISLNK(info.st_mode) else "not a regular file"
+    return files, links, folders
 
 
 def _is_zip_link(info: zipfile.ZipInfo) -> bool:
@@ -124,74 +147,80 @@ def _zip_link_target(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
     return "not a regular file"
 
 
-def _assemble(source: Path, files: list[str], links: dict[str, str], metadata: str | None,
-              meta: dict | None) -> list[Submission]:
-    paths = sorted(f for f in [*files, *links] if not _ignored(f))
+def _assemble(source: Path, files: dict[str, int], links: dict[str, str], folders: set[str], metadata: str | None,
+              meta: dict | None, contract: Contract) -> list[Submission]:
+    files = {f: n for f, n in files.items() if not skipped(f)}
+    links = {f: t for f, t in links.items() if not skipped(f)}
+    folders = {f for f in folders if not skipped(f)}
     if metadata is not None:
-        entries = _gradescope_entries(paths, metadata, meta or {})
+        entries = _gradescope_entries(folders, metadata, meta or {})
     else:
-        entries = _folder_entries(paths, links, strip_wrapper=not source.is_dir())
+        entries = _folder_entries(files, links, folders, strip_wrapper=not source.is_dir())
     taken: set[str] = set()
     subs = []
-    for key, (name, email, sid), members, single in entries:
+    for key, members, root, single in entries:
         student = _unique(_safe_name(key), taken)
-        member = single or _choose(members)
-        if member in links:
-            problem, member = _link_problem(member, links[member]), None
-        elif member:
-            problem = _empty_problem(source, member)
-        else:
-            problem = _no_file_problem(members)
-        subs.append(Submission(student, name, email, source, member or "", problem, sid))
+        member, problem, ambiguous = _pick(source, files, links, root, single, contract)
+        names, emails, sids = ("; ".join(getattr(m, f) for m in members if getattr(m, f))
+                               for f in ("name", "email", "sid"))
+        subs.append(Submission(student, names, emails, source, member, problem, sids, tuple(members), ambiguous))
     return sorted(subs, key=lambda s: s.student)
 
 
-def _link_problem(member: str, target: str) -> str:
-    what = "not a regular file" if target == "not a regular file" else f"a symbolic link to {target}"
-    return f"{member} is {what}: only regular files are graded, so nothing was graded"
+def _pick(source: Path, files: dict[str, int], links: dict[str, str], root: str | None, single: str | None,
+          contract: Contract) -> tuple[str, str, bool]:
+    """(the member to grade or "", the problem or "", whether the problem is several candidates)."""
+    if single is not None:  # a file named after the student: graded as it is
+        if single in links:
+            return "", link_problem(single, links[single]), False
+        return single, _empty_problem(source, single), False
+    prefix = f"{root}/" if root else ""
+    listing = Listing({f[len(prefix):]: n for f, n in files.items() if f.startswith(prefix)},
+                      lambda rel: _read(source, prefix + rel),
+                      {f[len(prefix):]: t for f, t in links.items() if f.startswith(prefix)})
+    try:
+        chosen = prefix + choose(listing, contract)
+    except AmbiguousSubmission as exc:
+        return "", str(exc), True
+    except SubmissionNotFound as exc:
+        return "", str(exc), False
+    return chosen, _empty_problem(source, chosen), False
 
 
 def _empty_problem(source: Path, member: str) -> str:
     """'... is empty' when the file to grade holds nothing but whitespace, else ''."""
-    data = Submission("", "", "", source, member).data()
-    return "" if data.strip() else f"{PurePosixPath(member).name} is empty"
+    return "" if _read(source, member).strip() else f"{PurePosixPath(member).name} is empty"
 
 
-def _folder_entries(files: list[str], links: dict[str, str], strip_wrapper: bool):
-    """(key, (name, email, sid), files of the entry, single file or None) for a plain folder or zip."""
+def _folder_entries(files: dict[str, int], links: dict[str, str], folders: set[str], strip_wrapper: bool):
+    """(key, members, entry folder or None, single file or None) for a plain folder or zip: every top-level
+    folder is an entry (an empty one too), and so is every top-level .py, .ipynb or link."""
+    prefix = ""
     if strip_wrapper:  # a zip of one folder holding the class: look inside it
-        tops = {f.split("/", 1)[0] for f in files}
-        if len(tops) == 1 and all("/" in f for f in files):
-            top = tops.pop()
-            files = [f[len(top) + 1:] for f in files]
-            prefix = top + "/"
-        else:
-            prefix = ""
-    else:
-        prefix = ""
-    groups: dict[str, list[str]] = {}
-    for f in files:
-        head, _, rest = f.partition("/")
-        if rest:
-            groups.setdefault(head, []).append(prefix + f)
-        elif f.endswith(SUFFIXES) or prefix + f in links:  # a student's file, or a link (to a folder?)
-            yield PurePosixPath(f).stem, ("", "", ""), [prefix + f], prefix + f
-    for head, members in sorted(groups.items()):
-        yield head, ("", "", ""), members, None
+        tops = {f.split("/", 1)[0] for f in [*files, *links]}
+        if len(tops) == 1 and all("/" in f for f in [*files, *links]):
+            prefix = tops.pop() + "/"
+    for name in sorted([*files, *links]):
+        rest = name[len(prefix):]
+        if name.startswith(prefix) and "/" not in rest and (rest.endswith(SUFFIXES) or name in links):
+            yield PurePosixPath(rest).stem, (), None, name
+    for folder in sorted(folders):
+        rest = folder[len(prefix):]
+        if folder.startswith(prefix) and rest and "/" not in rest:
+            yield rest, (), folder, None
 
 
-def _gradescope_entries(files: list[str], metadata: str, meta: dict):
+def _gradescope_entries(folders: set[str], metadata: str, meta: dict):
     root = str(PurePosixPath(metadata).parent)
     root = "" if root == "." else root + "/"
     for sub_id, info in sorted(meta.items(), key=lambda kv: str(kv[0])):
         info = info if isinstance(info, dict) else {}
         submitters = [s for s in _field(info, "submitters") or [] if isinstance(s, dict)]
-        names, emails, sids = ("; ".join(str(_field(s, f) or "") for s in submitters).strip("; ")
-                               for f in ("name", "email", "sid"))
-        first = submitters[0] if submitters else {}
-        key = str(_field(first, "email") or _field(first, "name") or _field(first, "sid") or sub_id)
-        prefix = f"{root}{sub_id}/"
-        yield key, (names, emails, sids), [f for f in files if f.startswith(prefix)], None
+        members = [Member(*(str(_field(s, f) or "") for f in ("name", "email", "sid"))) for s in submitters]
+        first = members[0] if members else Member()
+        key = first.email or first.name or first.sid or str(sub_id)
+        folder = f"{root}{sub_id}"
+        yield key, members, folder, None
 
 
 def _field(mapping: dict, name: str):
@@ -199,26 +228,8 @@ def _field(mapping: dict, name: str):
     return mapping.get(f":{name}", mapping.get(name))
 
 
-def _choose(members: list[str]) -> str | None:
-    """The file to grade in an entry: rlhf.py, else rlhf.ipynb, else a notebook, else a lone .py file."""
-    def shallow_first(found: list[str]) -> str | None:
-        return min(found, key=lambda f: (f.count("/"), f)) if found else None
-
-    named = lambda n: [f for f in members if PurePosixPath(f).name == n]  # noqa: E731
-    return (shallow_first(named("rlhf.py")) or shallow_first(named("rlhf.ipynb"))
-            or shallow_first([f for f in members if f.endswith(".ipynb")])
-            or shallow_first([f for f in members if f.endswith(".py") and PurePosixPath(f).name not in WORLD_NAMES]))
-
-
-def _no_file_problem(members: list[str]) -> str:
-    if not members:
-        return "the submission is empty (no file at all)"
-    shown = ", ".join(PurePosixPath(f).name for f in members[:5]) + (", ..." if len(members) > 5 else "")
-    return f"no rlhf.py or notebook in the submission (it holds: {shown})"
-
-
 def _metadata_path(files: list[str]) -> str | None:
-    found = [f for f in files if PurePosixPath(f).name == METADATA and _safe(f) and not _ignored(f)]
+    found = [f for f in files if PurePosixPath(f).name == METADATA and _safe(f) and not skipped(f)]
     return min(found, key=lambda f: f.count("/")) if found else None
 
 
@@ -248,11 +259,6 @@ def _safe(name: str) -> bool:
     """A zip member name that stays inside the archive's tree."""
     parts = PurePosixPath(name).parts
     return not name.startswith("/") and ".." not in parts and "\\" not in name
-
-
-def _ignored(name: str) -> bool:
-    """Clutter that is never a submission: __MACOSX/, .ipynb_checkpoints/, __pycache__/, dotfiles."""
-    return any(part.startswith((".", "__")) for part in PurePosixPath(name).parts)
 
 
 def _safe_name(key: str) -> str:

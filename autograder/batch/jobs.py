@@ -65,7 +65,7 @@ def _grade(job: dict) -> dict:
     e2e = parts.pop("e2e", None)
     tests = [{"id": t.id, "part": t.tags[0], "passed": t.passed, "score": t.score, "max_score": t.max_score,
               "seconds": round(t.seconds, 3), "diagnosis": t.diagnosis, "message": t.message[:300],
-              "metrics": _metrics(t)}
+              "metrics": _metrics(t), "bounds": _bounds(t.id)}
              for t in result.tests]
     return {"student": job["student"], "key": job["key"], "status": result.status,  # graded, not_importable...
             "reason": result.status_detail if result.status != "graded" else "",
@@ -76,6 +76,15 @@ def _grade(job: dict) -> dict:
 def _metrics(t) -> dict[str, float]:
     """An e2e test's measurements (gold gain, accuracy...) as plain floats, for the class report."""
     return {str(k): float(v) for k, v in t.finding.metrics.items() if isinstance(v, (int, float))}
+
+
+def _bounds(test_id: str) -> dict[str, list]:
+    """An e2e test's criteria as {metric: [">=", threshold]} (what the class report draws), else {}."""
+    if not test_id.startswith("e2e."):
+        return {}
+    from autograder import config, e2e
+    spec = config.load().e2e[test_id[4:]]
+    return {c.metric: [c.side, e2e.threshold(spec, c.bound)] for c in e2e.REGISTRY[test_id[4:]].criteria}
 
 
 def _reason(exc: Exception) -> str:

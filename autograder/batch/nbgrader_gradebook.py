@@ -3,13 +3,14 @@
     write_scores(Path("course/gradebook.db"), "lab12", records)   # -> students written
 
 nbgrader autogrades only the notebook's visible test cells (25 of 100 points). For each student with
-points (graded, not importable, not implemented, empty), this sets:
+points (graded, not importable, not implemented, empty; manual overrides applied), this sets:
 - each autograded test cell named after a grader check (`rm_loss.bt_stable` -> cell `rm_loss_bt_stable`)
   to the grader's points for that check (a manual score: nbgrader shows it instead of its own);
 - the task cell REST_CELL to every other point of the grade (hidden checks and e2e tests). When the
   release's notebook has no such cell, it is added to the gradebook here, out of what remains.
 So formgrader's total equals gradebook.csv's total. Students are created in nbgrader when missing
-(their id: the folder name under `submitted/`). Rows that failed to grade are left untouched.
+(their id: the folder name under `submitted/`). Rows that failed to grade are left untouched, and so are
+enrolled students with no submission (nbgrader counts a missing submission itself).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def write_scores(db: Path, assignment: str, records: list[dict]) -> int:
     """Write every record with points into `db` (sqlite) for `assignment`; returns how many were written."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    graded = [r for r in records if has_total(r) and not r.get("only")]
+    graded = [r for r in records if has_total(r) and not r.get("only") and r["status"] != "absent"]
     if not graded:
         return 0
     full = max(r["max_score"] for r in graded)

@@ -121,9 +121,15 @@ def check_input(path: Path, what: str = "input", kinds: tuple[str, ...] = ("file
     return path
 
 
+# The repository's places for outputs (git-ignored): an --out may lie there, nowhere else in the grader's tree.
+OUTPUT_FOLDERS = ("out", "release/out")
+
+
 def check_out_folder(path: Path, option: str = "--out") -> Path:
-    """`path` is a writable folder, or can be created as one (it is not created here); returns it."""
+    """`path` is a writable folder outside the grader's own tree, or can be created as one (it is not created
+    here); returns it."""
     path = Path(path)
+    check_outside_grader(path, option)
     if path.exists() or path.is_symlink():
         if not path.is_dir():
             fail(f"{option} {path} is a file, not a folder: give a folder for the results")
@@ -136,6 +142,25 @@ def check_out_folder(path: Path, option: str = "--out") -> Path:
         fail(f"{option} {path} cannot be created: {parent} is a file")
     _probe(parent, option, path)
     return path
+
+
+def check_outside_grader(path: Path, option: str = "--out") -> None:
+    """Stop unless `path` (links resolved) lies outside the repository, or in one of its OUTPUT_FOLDERS: a report
+    written into the package, solutions/ or assignment/ changes the grader's version (grade-all would regrade
+    the class) and would ship in the next autograder.zip."""
+    from autograder.paths import ROOT
+    root, target = ROOT.resolve(), Path(path).resolve()
+    if target != root and root not in target.parents:
+        return
+    if any(target == root / f or root / f in target.parents for f in OUTPUT_FOLDERS):
+        return
+    names = {"autograder": "the grader's package", "solutions": "the reference solutions",
+             "assignment": "the given world"}
+    what = next((w for name, w in names.items() if target == root / name or root / name in target.parents),
+                "the grader's repository")
+    resolved = f" ({target})" if str(target) != str(path) else ""
+    fail(f"{option} {path}{resolved} is inside {what}: what is written there changes the grader or ships in the "
+         f"next release; give a folder outside {root}, or under {root / 'out'}")
 
 
 def _probe(folder: Path, option: str, target: Path) -> None:
