@@ -61,7 +61,8 @@ CHILD_ATTRIBUTES = {"value", "grads", "answer", "exc_type", "hello", "output"}
 INPUT_ATTRIBUTES = {"detail", "inputs", "expected", "got", "submission_text"}
 INPUT_FUNCTIONS = {"fmt_call"}  # formats a test's input (tools.py)
 GRADER_EXCEPTIONS = {"SubmissionError", "ChildFailure", "CheckFailed",
-                     "OSError"}  # OSError: the kernel's words about the judge's own file operations
+                     "OSError",  # the kernel's words about the judge's own file operations
+                     "NotebookError"}  # notebook.py's words on converting the file, before any test input is sent
 EXEMPT = {
     # importing runs no test input (issue 20): an import error's text is shown with the outcome, except when the
     # child was restarted after calls (private_inputs), which takes the other branch
