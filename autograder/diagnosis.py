@@ -9,16 +9,20 @@ inside ranking_loss). They run here in the judge (the bank is trusted code, like
 A candidate is a *match* when it reproduces the submission's answer on the failing (shrunk) input
 and differs from the reference's there. A shrunk input is often so degenerate that unrelated
 mistakes agree on it, so a match is named only when it also reproduces the submission's answers on
-fresh valid inputs (FRESH of them, recorded from the function's differential check run on the
-reference) and no other match does: those inputs separate it from every other bank mistake that
-agreed on the shrunk input. Otherwise there is no hint, only expected vs got. Answers are compared
-with the same structure and shapes, at float32's tolerance, only where mask == 1 when the function
-takes a mask. Never raises: no diagnosis is "".
+the function's confirmation inputs (checks/hidden/chosen.py: CONFIRM chosen, non-degenerate calls:
+T >= 2, full and ragged rows, gamma and lam inside (0, 1), beta > 0, every kind, a rejected one
+too), no other match does, and those inputs separate it: its answers there differ from the
+reference's and from every other candidate's. Otherwise there is no hint, only expected vs got.
+Answers are compared with the same structure and shapes, at float32's tolerance, only where
+mask == 1 when the function takes a mask; a call that raises is an answer too (None), equal only to
+another raise. Never raises: no diagnosis is "".
+
+`leave_out` drops one mistake from the candidates: `validate` grades each bank mistake with itself
+left out, as a mistake the diagnosis does not know, and counts the hints it gets (validity/hints.py).
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 from types import ModuleType
 from typing import Any, Callable
@@ -26,73 +30,83 @@ from typing import Any, Callable
 import torch
 
 from autograder import bank
+from autograder.bank import Entry
 from autograder.checks import CheckFailed
 from autograder.validity.entries import contract_with
 
 # Answers are compared at float32's tolerance whatever their dtype: a mistake's formula is
 # recognised, not graded (grading.yaml's hypothesis tolerances decide the grade).
 RTOL, ATOL = 1e-4, 1e-5
-FRESH = 12  # fresh valid inputs a named mistake must also reproduce
 
-Ask = Callable[[tuple, dict], Any]  # (args, kwargs) -> the submission's answer, or None
+Ask = Callable[[tuple, dict], Any]  # (args, kwargs) -> the submission's answer, or None (it raised, or failed)
+_ANSWERS: dict[tuple, list] = {}    # (function, mistake or None: the reference, id(reference)) -> confirmation answers
 
 
-def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask: Ask | None = None) -> str:
+def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask: Ask | None = None,
+             leave_out: str | None = None) -> str:
     """The hint of the one bank mistake that certainly explains `failure`'s answer, with its name, or "".
 
     `ask(args, kwargs)` returns the submission's answer to another call of the same function (None if
-    it fails); without it nothing can be confirmed and there is no hint.
+    it fails); without it nothing can be confirmed and there is no hint. `leave_out`: a mistake's name
+    that is not a candidate.
     """
     try:
-        return _diagnose(part, failure, reference, ask)
+        return _diagnose(part, failure, reference, ask, leave_out)
     except Exception:  # a diagnosis is a courtesy: it never costs the grade
         return ""
 
 
-def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask: Ask | None) -> str:
+def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask: Ask | None,
+              leave_out: str | None) -> str:
     if reference is None or ask is None or not failure.function or failure.answer is None:
         return ""
-    correct = getattr(reference, failure.function, None)
+    function = failure.function
+    correct = getattr(reference, function, None)
     if correct is None:
         return ""
+    candidates = [(e, contract_with(e, reference)[function]) for e in bank.mistakes_of_part(part)
+                  if e.name != leave_out]
     mask = _mask(correct, failure.args, failure.kwargs)
-    expected = _call(correct, failure.args, failure.kwargs)
+    expected = answer_of(correct, failure.args, failure.kwargs)
     matches = []
-    for entry in bank.mistakes_of_part(part):
-        seen = contract_with(entry, reference)[failure.function]
-        got = _call(seen, failure.args, failure.kwargs)
+    for entry, seen in candidates:
+        got = answer_of(seen, failure.args, failure.kwargs)
         if got is None or (expected is not None and same(got, expected, mask)):
             continue  # the mistake raised, or cannot be told apart by value on this input
         if same(got, failure.answer, mask):
-            matches.append((entry, seen))
+            matches.append(entry)
     if not matches:
         return ""
-    fresh = fresh_calls(failure.function)
-    answers = [ask(args, kwargs) for args, kwargs in fresh]
-    survivors = [entry for entry, seen in matches if all(
-        answer is not None and same(_call(seen, args, kwargs), answer, _mask(correct, args, kwargs))
-        for (args, kwargs), answer in zip(fresh, answers))]
-    if len(survivors) != 1:  # none reproduces the answers, or the fresh inputs cannot tell them apart
+    from autograder.checks.hidden.chosen import confirmation_calls
+
+    calls = confirmation_calls(function)
+    answers = [ask(args, kwargs) for args, kwargs in calls]
+    survivors = [e for e in matches if agree(_answers(function, e, reference), answers, calls, correct)]
+    if len(survivors) != 1:  # none reproduces the answers, or the confirmation inputs cannot tell them apart
         return ""
-    return f"{survivors[0].hint} (looks like: {survivors[0].name})"
+    named_one = survivors[0]
+    mine = _answers(function, named_one, reference)
+    if agree(mine, _answers(function, None, reference), calls, correct) or any(
+            agree(mine, _answers(function, e, reference), calls, correct) for e, _ in candidates if e != named_one):
+        return ""  # the confirmation inputs do not separate it from the reference or from another mistake
+    return f"{named_one.hint} (looks like: {named_one.name})"
 
 
-@functools.lru_cache(maxsize=None)
-def fresh_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
-    """FRESH valid inputs of `function`, spread over the ones its differential check draws (recorded by
-    running that check on the reference in-process; deterministic)."""
-    from autograder import checks
-    from autograder.checks import tools
-    from autograder.checks.hidden.domains import DIFFERENTIAL
-    from autograder.reference import load_reference
-    from autograder.validity.local import local_context
+def _answers(function: str, entry: Entry | None, reference: ModuleType) -> list:
+    """A candidate's answers (None: the reference's) to the confirmation calls, computed once per process."""
+    from autograder.checks.hidden.chosen import confirmation_calls
 
-    reference = load_reference()
-    with tools.recording() as calls:
-        checks.load_all()[DIFFERENTIAL[function]].run(local_context(reference, reference))
-    mine = [(args, dict(kwargs)) for fn, args, kwargs in calls if fn == function]
-    step = max(1, len(mine) // FRESH)
-    return tuple(mine[::step][:FRESH])
+    key = (function, entry, id(reference))
+    if key not in _ANSWERS:
+        fn = contract_with(entry, reference)[function] if entry else getattr(reference, function)
+        _ANSWERS[key] = [answer_of(fn, args, kwargs) for args, kwargs in confirmation_calls(function)]
+    return _ANSWERS[key]
+
+
+def agree(a: list, b: list, calls, correct: Callable) -> bool:
+    """Two lists of answers to `calls` are equal (a raise, None, equals only a raise)."""
+    return all((x is None) == (y is None) and (x is None or same(x, y, _mask(correct, *call)))
+               for x, y, call in zip(a, b, calls))
 
 
 def named(diagnosis: str) -> list[str]:
@@ -102,7 +116,8 @@ def named(diagnosis: str) -> list[str]:
     return diagnosis.rsplit("(looks like: ", 1)[1].rstrip(")").split(" or ")
 
 
-def _call(fn, args: tuple, kwargs: dict):
+def answer_of(fn, args: tuple, kwargs: dict):
+    """fn's answer to a call (on copies of the tensors, without gradients), None when it raises."""
     args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
     try:
         with torch.no_grad():

@@ -249,10 +249,12 @@ def diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask=
 
 
 def _asker(sub: RemoteSubmission, function: str):
-    """ask(args, kwargs) -> the submission's answer to another call of `function`, None if it fails."""
+    """ask(args, kwargs) -> the submission's answer to another call of `function`, None if it fails.
+    valid=False: a confirmation call may be one the contract rejects (an unknown kind), and a diagnosis
+    never decides that a function is unwritten."""
     def ask(args: tuple, kwargs: dict):
         try:
-            return sub.call(function, *args, **kwargs)[0]
+            return sub.call(function, *args, valid=False, **kwargs)[0]
         except SubmissionError:
             return None
     return ask

@@ -128,3 +128,68 @@ def test_mistakes_no_input_tells_apart_get_no_hint(monkeypatch):
              entry("forward_again", forward_recursion, "forwards again"))
     answer = forward_recursion(REWARDS, VALUES, MASK, **KWARGS)
     assert diagnosis.diagnose("gae", failure(answer), REFERENCE, ask(forward_recursion)) == ""
+
+
+def test_a_match_the_confirmation_inputs_cannot_tell_from_another_mistake_is_not_named(monkeypatch):
+    # the lookalike differs from forward_recursion only on the failing input: the confirmation inputs
+    # do not separate the two, so naming forward_recursion would rest on one (degenerate) input
+    def lookalike(rewards, values, mask, gamma=1.0, lam=0.95):
+        if torch.equal(rewards, REWARDS):
+            return rewards * 0, values * 0
+        return forward_recursion(rewards, values, mask, gamma, lam)
+    use_bank(monkeypatch, entry("forward_recursion", forward_recursion, "forwards"),
+             entry("lookalike", lookalike, "never shown"))
+    answer = forward_recursion(REWARDS, VALUES, MASK, **KWARGS)
+    assert diagnosis.diagnose("gae", failure(answer), REFERENCE, ask(forward_recursion)) == ""
+    assert diagnosis.diagnose("gae", failure(answer), REFERENCE, ask(forward_recursion), leave_out="lookalike") == \
+        "forwards (looks like: forward_recursion)"
+
+
+def test_the_confirmation_inputs_are_not_degenerate():
+    from autograder.checks.hidden import chosen, domains
+
+    gae = chosen.confirmation_calls("compute_gae")
+    assert len(gae) == chosen.CONFIRM
+    assert all(args[0].shape[1] >= 2 and 0 < kwargs["gamma"] < 1 and 0 < kwargs["lam"] < 1 for args, kwargs in gae)
+    rows = {domains.rows_class(args[2]) for args, _ in gae}
+    assert {"one full row", "full rows", "ragged with a full row", "ragged, none full"} <= rows
+    assert any((args[2].sum(1) == args[2].shape[1]).any() and (args[1][:, 0] != args[1][:, -1]).any()
+               for args, _ in gae)  # a full row with V_0 != V_{T-1}: a wrapped V_0 differs from a bootstrapped V_{T-1}
+    kinds = [kwargs["kind"] for _, kwargs in chosen.confirmation_calls("kl_estimate")]
+    assert {"k1", "k2", "k3"} <= set(kinds) and set(kinds) - {"k1", "k2", "k3"} <= set(chosen.REJECTED)
+    shaped = chosen.confirmation_calls("shaped_rewards")
+    assert all(1e-3 <= args[4] < 1 for args, _ in shaped) and {"k1", "k2", "k3"} <= {args[5] for args, _ in shaped}
+
+
+def _failures(entry_id: str):
+    """The failures the gae checks find for a bank mistake, in-process, with a local `ask`."""
+    import types
+
+    from autograder import checks
+    from autograder.remote import SubmissionError
+    from autograder.validity.entries import contract_with
+    from autograder.validity.local import LocalSubmission, local_context
+
+    mistake = next(e for e in bank.load_all() if e.id == entry_id)
+    module = types.SimpleNamespace(**contract_with(mistake, REFERENCE))
+    sub = LocalSubmission(module)
+    for check_id in ("gae.matches_reference", "gae.lambda_zero_td_error"):
+        try:
+            checks.load_all()[check_id].run(local_context(module, REFERENCE))
+        except CheckFailed as found:
+            def asked(args, kwargs):
+                try:
+                    return sub.call("compute_gae", *args, valid=False, **kwargs)[0]
+                except SubmissionError:
+                    return None
+            yield mistake, found, asked
+
+
+def test_a_truncation_bootstrap_is_never_called_a_wrapped_roll():
+    # CleanRL's next_value on full rows (V_{T-1}) once got torch.roll's hint (V_0): on T = 1, or with
+    # gamma = 0, or without a full row, the two agree; the confirmation inputs have full rows with T >= 2
+    found = list(_failures("gae.truncation_bootstrap"))
+    assert found
+    for mistake, failure, asked in found:
+        assert diagnosis.diagnose("gae", failure, REFERENCE, asked) == f"{mistake.hint} (looks like: {mistake.name})"
+        assert diagnosis.diagnose("gae", failure, REFERENCE, asked, leave_out=mistake.name) == ""

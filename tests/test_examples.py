@@ -1,6 +1,7 @@
 """The shipped examples of the property checks (autograder/checks/hidden/examples.py): current, the very
-examples hypothesis draws, and a check that runs on them finds exactly what the live hypothesis run finds,
-for the reference, the correct variants and every mistake of the bank."""
+examples hypothesis draws (each once), and a check that runs on them finds exactly what the live hypothesis
+run finds, for the reference, the correct variants and every mistake of the bank; a failure on a shipped or
+chosen example is never lost, even when the live run passes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import torch
 
 from autograder import bank, checks
 from autograder.checks import CheckFailed
-from autograder.checks.hidden import examples
+from autograder.checks.hidden import chosen, examples
+from autograder.checks.hidden.domains import DIFFERENTIAL
 from autograder.checks.hidden.strategies import Ragged
 from autograder.reference import load_reference
 from autograder.remote import CONTRACT, SubmissionError
@@ -39,14 +41,10 @@ def same(a, b) -> bool:
     return a == b
 
 
-def no_examples(*args):
-    raise LookupError("no shipped or drawn examples: examples.for_all runs hypothesis live")
-
-
 def finding(check: checks.Check, functions: dict, live: bool, monkeypatch) -> tuple:
     """What the check finds on these functions, run in-process: through the shipped examples, or live."""
     if live:
-        monkeypatch.setattr(examples, "examples", no_examples)
+        monkeypatch.setattr(examples, "LIVE", True)
     try:
         check.run(local_context(types.SimpleNamespace(**functions), load_reference()))
         return ("passed",)
@@ -84,8 +82,61 @@ def test_the_shipped_examples_are_what_hypothesis_draws():
         examples.DRAWN.clear()
     assert set(drawn) == set(shipped)
     for key in drawn:
-        assert len(drawn[key]) == len(shipped[key]) == ctx.hypothesis["max_examples"], key
+        if key.startswith("chosen "):  # built, not drawn: equal to what chosen.py builds
+            assert all(same(a, b) for a, b in zip(shipped[key], chosen.examples(key.split()[1]), strict=True)), key
+            continue
+        assert len(drawn[key]) == len(shipped[key]) <= ctx.hypothesis["max_examples"], key
         assert all(same(a, b) for a, b in zip(drawn[key], shipped[key])), f"{key[:80]}: the draws differ"
+        encoded = [json.dumps(examples.encode(e)) for e in shipped[key]]
+        assert len(set(encoded)) == len(encoded), f"{key[:80]}: an example is shipped twice"
+
+
+def test_each_distinct_draw_is_listed_once_in_order():
+    ctx = local_context(load_reference(), load_reference())
+    strategy = examples.st.integers(0, 1000).map(lambda x: x % 3)  # different draws, equal examples
+    seen: list = []
+    examples.tools.for_all(ctx, strategy, seen.append)
+    assert len(seen) > 3 and examples.drawn(ctx, strategy) == list(dict.fromkeys(seen))
+
+
+def test_no_chosen_example_repeats_a_drawn_or_chosen_one():
+    shipped = {json.dumps(examples.encode(e)) for key, listed in examples.read(examples.DATA_FILE).items()
+               for e in listed if not key.startswith("chosen ")}
+    for function in DIFFERENTIAL:
+        mine = [json.dumps(examples.encode(e)) for e in chosen.examples(function)]
+        assert len(set(mine)) == len(mine) and not set(mine) & shipped, function
+
+
+def _stateful_gae():
+    """compute_gae wrong on its first call only (a cache, a counter...): the shipped examples see the
+    wrong answer, the live hypothesis run meets that input again and gets the right one."""
+    reference = load_reference()
+    calls = []
+
+    def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
+        calls.append(1)
+        advantages, returns = reference.compute_gae(rewards, values, mask, gamma, lam)
+        return (advantages + 1, returns) if len(calls) == 1 else (advantages, returns)
+    return {**{fn: getattr(reference, fn) for fn in CONTRACT}, "compute_gae": compute_gae}
+
+
+def test_a_failure_on_a_shipped_example_stands_when_the_live_run_passes(monkeypatch):
+    check = checks.load_all()["gae.matches_reference"]
+    functions = _stateful_gae()
+    result = finding(check, functions, False, monkeypatch)
+    assert result[:2] == ("failed", "advantages differ from the reference")
+    assert finding(check, functions, True, monkeypatch) == ("passed",)  # the live run after it passes
+
+
+def test_a_failure_on_a_chosen_example_is_reported(monkeypatch):
+    ctx = local_context(load_reference(), load_reference())
+    monkeypatch.setitem(examples.DRAWN, "chosen a function", [1, "chosen"])
+
+    def body(example):
+        if example == "chosen":
+            raise CheckFailed("the chosen example fails")
+    with pytest.raises(CheckFailed, match="the chosen example fails"):
+        examples.for_all(ctx, examples.st.integers(0, 3), body, chosen="a function")
 
 
 def test_a_body_never_sees_an_example_another_body_changed():

@@ -1,7 +1,7 @@
 """The hidden checks' input strategies draw what their checks promise (ragged masks with garbage in
 the padding, ratios and values kept away from the non-differentiable points), and each function's
-differential check reaches every region of its valid domain (autograder/checks/hidden/domains.py),
-measured on the calls it makes in a grade of the reference."""
+differential check reaches every region of its valid domain and every possible pair of its factors'
+levels (autograder/checks/hidden/domains.py), measured on the calls it makes in a grade of the reference."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from autograder.checks.hidden import gae, ppo_clip
-from autograder.checks.hidden.domains import DIFFERENTIAL, REGIONS
+from autograder.checks.hidden import chosen, covering, domains, gae, ppo_clip
+from autograder.checks.hidden.domains import DIFFERENTIAL, FACTORS, IMPOSSIBLE, REGIONS
 from autograder.checks.hidden.strategies import LOGPROB_MIN
 from autograder.validity import coverage
 
@@ -22,6 +22,43 @@ def test_the_differential_check_reaches_every_region_of_the_domain(function):
     reached = {region: counts.get(DIFFERENTIAL[function], 0) for region, counts in table[function].items()}
     assert set(reached) == set(REGIONS[function])
     assert [region for region, n in reached.items() if n == 0] == []
+
+
+@pytest.mark.slow  # each runs a check's examples on the reference (1-3 s of CPU)
+@pytest.mark.parametrize("function", list(DIFFERENTIAL))
+def test_the_differential_check_reaches_every_possible_pair_of_levels(function):
+    pairs = coverage.pairwise(coverage.record(check_ids=[DIFFERENTIAL[function]]))
+    assert coverage.holes(pairs) == []
+    assert len(pairs[function][1]) >= 50  # every function has several factors of several levels
+
+
+def test_impossible_pairs_are_pairs_of_declared_levels_in_factor_order():
+    for function, impossible in IMPOSSIBLE.items():
+        every = {((f.name, x), (g.name, y)) for i, f in enumerate(FACTORS[function])
+                 for g in FACTORS[function][i + 1:] for x in f.levels for y in g.levels}
+        assert set(impossible) <= every and all(impossible.values()), function
+
+
+@pytest.mark.parametrize("function", list(DIFFERENTIAL))
+def test_the_covering_rows_reach_every_possible_pair(function):
+    capacity = chosen._capacity if any(f.per != "call" for f in FACTORS[function]) else (lambda levels: 0)
+    reached = set().union(*[covering.row_pairs(function, row) for row in covering.covering_rows(function, capacity)])
+    assert domains.possible_pairs(function) <= reached
+
+
+@pytest.mark.parametrize("function", ["kl_estimate", "shaped_rewards"])
+def test_every_rejected_kind_is_tried(function):
+    kinds = [e[2] if function == "kl_estimate" else e[5] for e in chosen.examples(function)]
+    assert set(chosen.REJECTED) <= set(kinds) and "" in kinds and "kl" in kinds and "K1" in kinds
+    assert set(kinds) - set(chosen.REJECTED) == {"k1", "k2", "k3"}
+
+
+def test_the_training_regime_is_the_last_chosen_example():
+    scores, logp, ref_logp, mask, beta, kind = chosen.examples("shaped_rewards")[-1]
+    assert logp.dtype == torch.float32 and mask.shape == (32, 4) and kind == "k1" and beta == 0.2
+    assert domains.rows_class(mask).startswith("ragged") and (logp - ref_logp)[mask.bool()].min() < 0
+    r_better, r_worse = chosen.examples("bradley_terry_loss")[-1]
+    assert torch.equal(r_better, r_worse)  # a reward model at w = 0 ties every pair
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None)

@@ -82,6 +82,27 @@ def test_judge_flags_a_mistake_that_costs_points_elsewhere():
     assert verdict.problems == ["costs points elsewhere: kl.shaped_matches_reference (rewards differ)"]
 
 
+def test_judge_flags_a_wrong_hint_with_the_mistake_left_out():
+    from autograder.validity.hints import Hinted
+
+    subject = val.Subject("gae.x", "mistake", "gae", "x", ("gae",))
+    tests = [val.TestOutcome("gae.matches_reference", ["gae"], 0, 6, "hint (looks like: x)", "advantages differ")]
+    left_out = [Hinted("gae", "compute_gae", ["x"], ["y"]), Hinted("gae", "compute_gae", ["x"], [])]
+    verdict = val.judge(val.Outcome(subject, tests, 1.0, left_out=left_out, wrong_left_out=["compute_gae: names y"]))
+    assert verdict.problems == ["wrong hint with x left out of the bank, on compute_gae: names y"]
+    assert (verdict.left_out_hints, verdict.left_out_right) == (1, 0)
+
+
+def test_a_left_out_hint_naming_an_equivalent_mistake_is_right():
+    from autograder.validity import hints
+
+    entries = {e.name: e for e in bank.mistakes_of_part("kl")}
+    # seen through shaped_rewards, "k1 is |d|" and "the penalty of |d|" answer alike on every valid input
+    same = hints.Hinted("kl", "shaped_rewards", [], ["k1_abs"])
+    assert hints.right(entries["penalty_of_abs_d"], same)
+    assert not hints.right(entries["penalty_of_abs_d"], hints.Hinted("kl", "shaped_rewards", [], ["penalty_plus_beta"]))
+
+
 def test_judge_flags_an_uncaught_mistake_and_a_failing_variant():
     tests = [val.TestOutcome("gae.matches_reference", ["gae"], 6, 6, "", "")]
     assert not val.judge(val.Outcome(val.Subject("gae.x", "mistake", "gae", "x", ("gae",)), tests, 1.0)).caught

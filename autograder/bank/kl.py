@@ -211,6 +211,16 @@ def penalty_mean_with_padding(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
+@mistake("kl", "shaped_rewards", "penalty_of_abs_d",
+         hint="the KL penalty is -beta * kl_estimate(logp, ref_logp, kind) as it is: k1 = d is negative where the "
+              "policy is less likely than the reference, do not take its absolute value")
+def penalty_of_abs_d(scores, logp, ref_logp, mask, beta, kind="k1"):
+    rewards = -beta * kl_estimate(logp, ref_logp, kind).abs() * mask  # noqa: F821
+    last = (mask.sum(1).long() - 1).clamp(min=0)
+    rewards[torch.arange(rewards.shape[0]), last] += scores
+    return rewards
+
+
 # ------------------------------------------------------------------ shaped_rewards: correct variants
 
 

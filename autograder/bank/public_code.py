@@ -70,6 +70,26 @@ def padding_rewards_leak(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages * mask, (advantages + values) * mask
 
 
+@mistake("gae", "compute_gae", "truncation_bootstrap",
+         hint="a row without padding (the response used the whole budget) ends there too: V = 0 after its last "
+              "token, do not bootstrap the last token from V_{T-1}",
+         source="vwxyzjn/cleanrl, cleanrl/ppo.py GAE: `if t == args.num_steps - 1: nextnonterminal = 1.0 - "
+                "next_done; nextvalues = next_value`: a rollout cut by the step budget bootstraps from its last value")
+def truncation_bootstrap(rewards, values, mask, gamma=1.0, lam=0.95):
+    T = rewards.shape[1]
+    advantages = torch.zeros_like(rewards)
+    next_value = values[:, -1] * mask[:, -1]  # rows that used the whole budget: "truncated", bootstrapped
+    next_adv = torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(T)):
+        m = mask[:, t]
+        delta = rewards[:, t] + gamma * next_value - values[:, t]
+        adv = delta + gamma * lam * next_adv
+        advantages[:, t] = adv * m
+        next_value = values[:, t] * m
+        next_adv = adv * m
+    return advantages, advantages + values
+
+
 # ------------------------------------------------------------------ ppo_clip
 
 
@@ -184,6 +204,23 @@ def unknown_kind_not_implemented(logp, ref_logp, kind="k1"):
     if kind == "k3":
         return torch.expm1(-d) + d
     raise NotImplementedError
+
+
+@mistake("kl", "kl_estimate", "verl_kind_names",
+         hint="kind is exactly 'k1', 'k2' or 'k3': other libraries' names ('kl', 'abs', 'mse', 'low_var_kl') "
+              "are unknown here and raise ValueError",
+         source=f"{VERL} kl_penalty: kl_penalty in ('kl', 'k1'), 'abs', ('mse', 'k2'), ('low_var_kl', 'k3')")
+def verl_kind_names(logp, ref_logp, kind="k1"):
+    d = logp - ref_logp
+    if kind in ("k1", "kl"):
+        return d
+    if kind == "abs":
+        return d.abs()
+    if kind in ("k2", "mse"):
+        return d ** 2 / 2
+    if kind in ("k3", "low_var_kl"):
+        return torch.expm1(-d) + d
+    raise ValueError(f"unknown KL estimator {kind!r}")
 
 
 @mistake("kl", "shaped_rewards", "scores_clipped",

@@ -54,6 +54,15 @@ def bt_detached(r_better, r_worse):
     return torch.tensor(-F.logsigmoid(r_better - r_worse).mean().item(), dtype=r_better.dtype)
 
 
+@mistake("rm_loss", "bradley_terry_loss", "bt_abs_trick",
+         hint="at a tie (r_better == r_worse) -log sigmoid(gap) is smooth and its gradient is -1/2 per pair: "
+              "abs() and relu() have gradient 0 at 0, so tied rewards (a reward model at w = 0) never learn; "
+              "use F.logsigmoid or F.softplus")
+def bt_abs_trick(r_better, r_worse):
+    gap = r_better - r_worse
+    return (torch.relu(-gap) + torch.log1p(torch.exp(-gap.abs()))).mean()
+
+
 @mistake("rm_loss", "bradley_terry_loss", "bt_sigmoid_not_log",
          hint="your loss looks like -sigmoid(gap): the Bradley-Terry loss is the negative LOG-likelihood")
 def bt_sigmoid_not_log(r_better, r_worse):
@@ -66,12 +75,6 @@ def bt_sigmoid_not_log(r_better, r_worse):
 @variant("rm_loss", "bradley_terry_loss", "bt_softplus")
 def bt_softplus(r_better, r_worse):
     return F.softplus(r_worse - r_better).mean()
-
-
-@variant("rm_loss", "bradley_terry_loss", "bt_abs_trick")
-def bt_abs_trick(r_better, r_worse):
-    gap = r_better - r_worse
-    return (torch.relu(-gap) + torch.log1p(torch.exp(-gap.abs()))).mean()
 
 
 @variant("rm_loss", "bradley_terry_loss", "bt_float64_loop")

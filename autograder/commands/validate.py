@@ -20,8 +20,9 @@ EXAMPLES = """examples:
   python -m autograder validate --e2e                    also the e2e tests (slow)
 
 Exit 1: a mistake was not caught in its own part (or cost points elsewhere), a variant or the reference
-lost points, the starter or a null submission scored, a hint named the wrong mistake, or a function's
-differential check missed a region of its valid domain."""
+lost points, the starter or a null submission scored, a hint named the wrong mistake (also with the
+graded mistake left out of the bank), or a function's differential check missed a region of its valid
+domain or a possible pair of its factors' levels."""
 INTERRUPTED = "validate stopped; its grading processes were stopped"
 E2E_OUTCOMES = Path(__file__).resolve().parent.parent / "data" / "e2e_mistakes.json"
 
@@ -85,14 +86,24 @@ def main(args: argparse.Namespace) -> int:
     shown, right = sum(v.hints for v in verdicts), sum(v.right_hints for v in verdicts)
     print(f"hints shown: {shown}, naming the right mistake: {right} (precision "
           f"{100 * right / shown if shown else 100:.0f}%)")
+    shown, right = sum(v.left_out_hints for v in verdicts), sum(v.left_out_right for v in verdicts)
+    print(f"with each mistake left out of the bank: hints shown {shown}, right {right} (leave-one-out precision "
+          f"{100 * right / shown if shown else 100:.0f}%)")
     if not args.no_coverage:
         from autograder.validity import coverage
-        table = coverage.measure(check_ids=[c for c in cfg.tests if c.split(".")[0] in parts])
+
+        def mine(fn: str) -> bool:
+            return any(fn in cfg.parts[p] for p in parts)
+        calls = coverage.record(check_ids=[c for c in cfg.tests if c.split(".")[0] in parts])
+        table, pairs = coverage.measure(calls=calls), coverage.pairwise(calls)
         print()
-        print(coverage.format_table({fn: regions for fn, regions in table.items()
-                                     if any(fn in cfg.parts[p] for p in parts)}))
+        print(coverage.format_table({fn: regions for fn, regions in table.items() if mine(fn)}))
+        print()
+        print(coverage.format_pairwise(pairs))
         problems += [("coverage", f"{fn}: its differential check never reaches {region!r}")
-                     for fn, region in coverage.missing(table) if any(fn in cfg.parts[p] for p in parts)]
+                     for fn, region in coverage.missing(table) if mine(fn)]
+        problems += [("coverage", f"{fn}: its differential check never reaches {coverage.format_pair(pair)}")
+                     for fn, pair in coverage.holes(pairs)]
     graded = sum(o.seconds for o in outcomes)
     print(f"\nvalidate took {wall:.0f} s wall ({graded:.0f} s of grading on {args.workers} workers)")
     if problems:
@@ -106,7 +117,7 @@ def main(args: argparse.Namespace) -> int:
 
 def format_table(parts: list[str], verdicts) -> str:
     head = (f"{'part':10} {'mistakes caught':>16} {'mutation score':>15} {'variants full':>14} "
-            f"{'hint precision':>15} {'hint recall':>12}")
+            f"{'hint precision':>15} {'hint recall':>12} {'left out: precision':>20}")
     lines = [head, "-" * len(head)]
     for part in parts:
         mine = [v for v in verdicts if v.subject.part == part]
@@ -116,16 +127,20 @@ def format_table(parts: list[str], verdicts) -> str:
         score = f"{100 * len(caught) / len(mistakes):.0f}%" if mistakes else "-"
         named = sum(v.named for v in mistakes if v.caught)
         shown, right = sum(v.hints for v in mine), sum(v.right_hints for v in mine)
+        alone, alone_right = sum(v.left_out_hints for v in mistakes), sum(v.left_out_right for v in mistakes)
         lines.append(f"{part:10} {len(caught):>10}/{len(mistakes):<5} {score:>15} "
                      f"{sum(not v.problems for v in variants):>8}/{len(variants):<5} "
-                     f"{right:>9}/{shown:<5} {named:>6}/{sum(v.caught for v in mistakes):<5}")
+                     f"{right:>9}/{shown:<5} {named:>6}/{sum(v.caught for v in mistakes):<5} "
+                     f"{alone_right:>14}/{alone:<5}")
     for label in ("reference", "starter"):
         v = next((v for v in verdicts if v.subject.label == label), None)
         if v is not None:
             expected = "full marks" if label == "reference" else "zero"
             lines.append(f"{label:10} {'as expected (' + expected + ')' if not v.problems else 'MISS'}")
     lines.append("(caught: loses points in its own part and nowhere else; hint precision: hints naming the "
-                 "subject's own mistake / hints shown; hint recall: caught mistakes that a hint names)")
+                 "subject's own mistake / hints shown; hint recall: caught mistakes that a hint names;\n"
+                 " left out: each mistake graded with itself left out of the diagnosis's bank, hints naming "
+                 "nothing but an equivalent mistake / hints shown)")
     return "\n".join(lines)
 
 

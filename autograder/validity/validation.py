@@ -10,7 +10,10 @@ that ignore their input) zero in every check (on the check parts; the reference 
 --e2e); a variant full marks; a mistake loses points in its own part (its checks, and e2e tests that
 train with its part) and nowhere else, and with --e2e fails the e2e tests that calibration found it
 fails on every seed (autograder/data/e2e_mistakes.json). Every hint shown must name the subject's own
-mistake (precision); a hint on a null, a variant, the reference or the starter is a wrong name.
+mistake (precision); a hint on a null, a variant, the reference or the starter is a wrong name. While a
+mistake is graded, each failed check of its part is also diagnosed with that mistake left out of the
+bank (validity/hints.py): as a mistake the diagnosis does not know, it must get no hint, or one naming
+a mistake that answers as it does.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class Outcome:
     tests: list[TestOutcome]
     seconds: float
     error: str = ""             # the grade itself failed
+    left_out: list = field(default_factory=list)        # mistakes: hints.Hinted of each failed check of its part
+    wrong_left_out: list[str] = field(default_factory=list)  # ...whose left-out diagnosis names another mistake
 
 
 @dataclass
@@ -67,6 +72,8 @@ class Verdict:
     misnamed: list[str] = field(default_factory=list)   # diagnoses naming another mistake
     hints: int = 0                                      # failed tests that showed a hint
     right_hints: int = 0                                # ...naming this subject's own mistake
+    left_out_hints: int = 0                             # mistakes: hints with the mistake left out of the bank
+    left_out_right: int = 0                             # ...naming nothing but an equivalent mistake
 
 
 def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: int = 5,
@@ -106,6 +113,7 @@ def grade_subject(subject: Subject) -> Outcome:
 
     from autograder import bank, config
     from autograder.grade import grade
+    from autograder.validity import hints
     from autograder.validity.nulls import NULLS, null_source
 
     started = time.monotonic()
@@ -122,7 +130,15 @@ def grade_subject(subject: Subject) -> Outcome:
                 entry = next(e for e in bank.load_all() if e.id == subject.label)
                 path = Path(tmp) / "rlhf.py"
                 path.write_text(bank.submission_source(entry))
-            results = grade(path, only=set(subject.only)).tests
+            left_out: list = []
+            if subject.kind == "mistake":  # each failed check also diagnosed with the mistake left out
+                with hints.leaving_out(subject.name) as left_out:
+                    results = grade(path, only=set(subject.only)).tests
+                left_out = [h for h in left_out if h.part == subject.part]
+                wrong = [f"{h.function}: names {' or '.join(h.left_out)}" for h in left_out
+                         if not hints.right(entry, h)]
+            else:
+                results, wrong = grade(path, only=set(subject.only)).tests, []
             if subject.elsewhere:
                 cfg = config.load()
                 few = dataclasses.replace(
@@ -131,7 +147,7 @@ def grade_subject(subject: Subject) -> Outcome:
     except Exception as exc:  # report it as this subject's problem, keep validating the others
         return Outcome(subject, [], time.monotonic() - started, f"{type(exc).__name__}: {exc}")
     tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message) for t in results]
-    return Outcome(subject, tests, time.monotonic() - started)
+    return Outcome(subject, tests, time.monotonic() - started, left_out=left_out, wrong_left_out=wrong)
 
 
 def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> list[Outcome]:
@@ -190,6 +206,9 @@ def judge(outcome: Outcome) -> Verdict:
         verdict.problems += [f"passes e2e.{name}, which calibration says it fails on every seed"
                              for name in s.must_fail_e2e if name not in failed_e2e]
         verdict.named = any(named(t.diagnosis) == [s.name] for t in mine)
+        verdict.left_out_hints = sum(bool(h.left_out) for h in outcome.left_out)
+        verdict.left_out_right = verdict.left_out_hints - len(outcome.wrong_left_out)
+        verdict.problems += [f"wrong hint with {s.name} left out of the bank, on {w}" for w in outcome.wrong_left_out]
         verdict.misnamed = sorted({" or ".join(named(t.diagnosis)) for t in hinted
                                    if named(t.diagnosis) != [s.name]})
     return verdict

@@ -1,17 +1,23 @@
 """The examples each property check's hypothesis run draws, drawn once and shipped, so that a grade of a
 passing submission spends no time in hypothesis (drawing was ~3 s of CPU per grade).
 
-    for_all(ctx, CASES, body)      # what tools.for_all(ctx, CASES, body) finds, without drawing when it passes
+    for_all(ctx, CASES, body)                        # what tools.for_all(ctx, CASES, body) finds, without drawing
+    for_all(ctx, CASES, body, chosen="compute_gae")  # ... then the body on compute_gae's chosen examples
 
 Why the finding is the same: hypothesis runs derandomised (tools.for_all), so while the body passes,
 the run draws a fixed list of examples, whatever the body does with them. `drawn` gets that list from
-tools.for_all itself, with a body that keeps a copy of each example. A grade runs the check's body on a
-fresh copy of each listed example, in order. When every one passes, the live run would have passed the
-same examples: the check passes. When one fails or raises anything, the grade runs tools.for_all as
-before: it draws the same examples up to that one, then shrinks it, so the failure shown is today's.
+tools.for_all itself, with a body that keeps a copy of each example (each distinct example once:
+hypothesis draws some twice). A grade runs the check's body on a fresh copy of each listed example, in
+order. When every one passes, the live run would have passed the same examples: the check passes. When
+one fails or raises anything, the grade runs tools.for_all as before: it draws the same examples up to
+that one, then shrinks it, so the failure shown is today's. Should the live run pass instead (a
+submission whose answers depend on state or randomness), the listed example's failure is raised,
+unshrunk: a failure is never lost. Chosen examples run after the draws pass; a failure there is shown
+as it is (they are small by construction, and hypothesis cannot shrink what it did not draw).
 
 The lists are shipped in examples.json (a hidden-check file, never in the student bundle), keyed by the
-check module, the strategy's repr and max_examples, with a fingerprint of what they depend on (the
+check module, the strategy's repr and max_examples (and "chosen <function>" for the chosen examples,
+which are deterministic but cost ~0.5 s of CPU to build), with a fingerprint of what they depend on (the
 hypothesis and torch versions, the checks' code). A stale or missing file costs time only: the lists
 are then drawn in the grade, once per strategy and process. `python -m autograder.checks.hidden.examples`
 rewrites the file; tests/test_examples.py checks that it is current and equals a fresh draw.
@@ -38,17 +44,36 @@ DATA_FILE = Path(__file__).resolve().with_name("examples.json")
 DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.bool)}
 DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
 SHIPPED: dict[str, list] | None = None  # key -> the shipped examples, once read (see _shipped)
+LIVE = False  # True: hypothesis draws in every check, the shipped examples unused (tests compare the two ways)
 
 
-def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None]) -> None:
-    """tools.for_all(ctx, strategy, body), skipping hypothesis when the body passes every drawn example."""
-    try:
-        for example in examples(ctx, strategy, body.__module__):
+def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], chosen: str = "") -> None:
+    """tools.for_all(ctx, strategy, body) without drawing while the body passes every shipped example, then
+    the body on each chosen example of the contract function `chosen` (chosen.py: inputs hypothesis would
+    not draw; shipped too).
+
+    A failure is never lost: on a shipped example's failure the live run draws it again and shrinks it;
+    should the live run pass (a submission with state or randomness answers differently the second time),
+    the shipped example's failure stands, unshrunk. A chosen example's failure is reported as it is."""
+    if LIVE:
+        tools.for_all(ctx, strategy, body)
+    else:
+        failure = first_failure(examples(ctx, strategy, body.__module__), body)
+        if failure is not None:
+            tools.for_all(ctx, strategy, body)
+            raise failure
+    for example in chosen_examples(chosen) if chosen else ():
+        body(copy.deepcopy(example))
+
+
+def first_failure(listed: list, body: Callable[[Any], None]) -> Exception | None:
+    """What the body raises on the first example it fails (each on a fresh copy), or None."""
+    for example in listed:
+        try:
             body(copy.deepcopy(example))
-        return
-    except Exception:  # noqa: BLE001 - a failure (or anything else) is found again, and shrunk, by the live run
-        pass
-    tools.for_all(ctx, strategy, body)
+        except Exception as exc:  # noqa: BLE001 - a failure (or anything else) is found again by the live run
+            return exc
+    return None
 
 
 def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
@@ -62,11 +87,27 @@ def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
     return DRAWN[key]
 
 
+def chosen_examples(function: str) -> list:
+    """chosen.examples(function), shipped (building the covering arrays costs ~0.5 s of CPU) or built once."""
+    key = f"chosen {function}"
+    shipped = _shipped().get(key)
+    if shipped is not None:
+        return shipped
+    if key not in DRAWN:
+        from autograder.checks.hidden import chosen
+        DRAWN[key] = list(chosen.examples(function))
+    return DRAWN[key]
+
+
 def drawn(ctx: Context, strategy: st.SearchStrategy) -> list:
-    """Draw the examples with tools.for_all itself (same settings, same derandomised seed)."""
+    """Draw the examples with tools.for_all itself (same settings, same derandomised seed), each once: a
+    repeated example (hypothesis draws some twice) would only repeat a pure function's answer."""
     seen: list = []
     tools.for_all(ctx, strategy, lambda example: seen.append(copy.deepcopy(example)))
-    return seen
+    distinct: dict[str, Any] = {}
+    for example in seen:
+        distinct.setdefault(json.dumps(encode(example)), example)
+    return list(distinct.values())
 
 
 def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> str:

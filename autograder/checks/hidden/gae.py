@@ -65,7 +65,7 @@ def matches_reference(ctx: Context) -> None:
         rewards, values = inp.tensors
         answer, _ = _gae(ctx, rewards, values, inp.mask, gamma, lam)
         _expect_reference(ctx, answer, rewards, values, inp.mask, gamma, lam)
-    for_all(ctx, CASES, body)
+    for_all(ctx, CASES, body, chosen="compute_gae")
 
 
 @check("gae.lambda_one_reward_to_go", "with lam = 1, advantages are the discounted reward-to-go minus V",

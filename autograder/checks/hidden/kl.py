@@ -1,7 +1,8 @@
 """Hidden checks of kl_estimate and shaped_rewards: against the reference and the estimators' properties.
 
 Valid domain (solutions/rlhf.py): log-probs in [-40, 0] at every position (so d = logp - ref_logp in
-[-40, 40]: near-equal log-probs, |d| of 10, 20 and 40 drawn), kind exactly "k1", "k2" or "k3", float32
+[-40, 40]: near-equal log-probs, |d| of 10, 20 and 40 drawn), kind exactly "k1", "k2" or "k3" (every
+other kind raises ValueError: the differential checks' chosen examples try chosen.REJECTED), float32
 and float64, (B, T) with T = 1, single rows and rows of 24-48 tokens. shaped_rewards also: scores in
 [-50, 50], beta in [0, 1] (both bounds drawn), prefix masks with at least one generated token per row
 (ragged and full rows), log-probs at padded positions garbage within [-40, 0].
@@ -14,10 +15,10 @@ import functools
 import torch
 from hypothesis import strategies as st
 
-from autograder.checks import Context, check
+from autograder.checks import Context, check, tools
 from autograder.checks.hidden.examples import for_all
 from autograder.checks.hidden.strategies import DTYPES, LOG_RATIOS, bounded, logprob_pair, ragged_ranges
-from autograder.checks.public.kl import KL_NAMES, SHAPED_NAMES
+from autograder.checks.public.kl import KL_NAMES, SHAPED_NAMES, expect_value_error
 from autograder.checks.tools import call, fmt, tolerances
 
 KINDS = ("k1", "k2", "k3")
@@ -70,16 +71,27 @@ def rollouts(draw):
     return scores, logp, ref_logp, inp.mask, beta, kind
 
 
+def expect_rejected(ctx: Context, function: str, args: tuple, kwargs: dict, names: tuple[str, ...]) -> None:
+    """The reference rejected this call (ValueError): the submission must too (see public.kl.expect_value_error)."""
+    if tools.RECORDED is not None:  # as tools.call records the calls it makes (validity/coverage.py)
+        tools.RECORDED.append((function, args, kwargs))
+    expect_value_error(ctx, function, args, kwargs, names)
+
+
 @check("kl.estimate_matches_reference",
-       "kl_estimate matches the reference (k1, k2, k3; |logp - ref_logp| up to 40; float32/64)",
+       "kl_estimate matches the reference (k1, k2, k3; |logp - ref_logp| up to 40; float32/64); other kinds "
+       "(other libraries' names, case variants, '') raise ValueError",
        functions=("kl_estimate",))
 def estimate_matches_reference(ctx: Context) -> None:
     def body(case):
         logp, ref_logp, kind = case
+        try:
+            expected = ctx.ref.kl_estimate(logp.double(), ref_logp.double(), kind)
+        except ValueError:
+            return expect_rejected(ctx, "kl_estimate", (logp, ref_logp), {"kind": kind}, KL_NAMES)
         answer = call(ctx, "kl_estimate", logp, ref_logp, kind=kind, names=KL_NAMES, shape=tuple(logp.shape))
-        expected = ctx.ref.kl_estimate(logp.double(), ref_logp.double(), kind)
         answer.expect_close(ctx, answer.value, expected.to(logp.dtype), f"kind={kind!r} differs from the reference")
-    for_all(ctx, logprob_pairs(), body)
+    for_all(ctx, logprob_pairs(), body, chosen="kl_estimate")
 
 
 @check("kl.unbiased_and_nonnegative",
@@ -107,15 +119,18 @@ def unbiased_and_nonnegative(ctx: Context) -> None:
 
 @check("kl.shaped_matches_reference",
        "shaped_rewards matches the reference (ragged and full rows, T = 1 to 48, scores up to +-50, beta in [0, 1], "
-       "k1/k2/k3, float32/64)",
+       "k1/k2/k3, float32/64); other kinds raise ValueError",
        functions=("shaped_rewards",))
 def shaped_matches_reference(ctx: Context) -> None:
     def body(case):
         scores, logp, ref_logp, mask, beta, kind = case
+        try:
+            expected = ctx.ref.shaped_rewards(scores.double(), logp.double(), ref_logp.double(), mask.double(), beta,
+                                              kind) + 0.0  # + 0.0 turns -0.0 into 0.0 for the report
+        except ValueError:
+            return expect_rejected(ctx, "shaped_rewards", tuple(case), {}, SHAPED_NAMES)
         answer = call(ctx, "shaped_rewards", scores, logp, ref_logp, mask, beta, kind, names=SHAPED_NAMES,
                       shape=tuple(mask.shape))
-        expected = ctx.ref.shaped_rewards(scores.double(), logp.double(), ref_logp.double(), mask.double(), beta,
-                                          kind) + 0.0  # + 0.0 turns -0.0 into 0.0 for the report
         rtol, atol = tolerances(ctx, scores.dtype)
         wrong = ~torch.isclose(answer.value.double(), expected, rtol=rtol, atol=atol) & mask.bool()
         last = torch.zeros_like(wrong)
@@ -127,4 +142,4 @@ def shaped_matches_reference(ctx: Context) -> None:
             message = ("the reward of the last generated token differs from the reference "
                        "(expected: its KL penalty plus the row's score)")
         answer.expect_close(ctx, answer.value, expected.to(scores.dtype), message, mask)
-    for_all(ctx, rollouts(), body)
+    for_all(ctx, rollouts(), body, chosen="shaped_rewards")

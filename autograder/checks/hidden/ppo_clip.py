@@ -96,7 +96,7 @@ def policy_matches_reference(ctx: Context) -> None:
         answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference",
                             scale=_objective_scale(logp, old_logp, advantages, mask))
         expect_grad(ctx, answer, grad, "logp", "d loss / d logp differs from the reference")
-    for_all(ctx, POLICY_CASES, body)
+    for_all(ctx, POLICY_CASES, body, chosen="ppo_policy_loss")
 
 
 @check("ppo_clip.policy_clipped_zero_grad",
@@ -155,7 +155,7 @@ def value_matches_reference(ctx: Context) -> None:
         loss, grad = _reference(ctx.ref.ppo_value_loss, values, old_values, returns, mask, clip_eps=eps)
         answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference")
         expect_grad(ctx, answer, grad, "values", "d loss / d values differs from the reference")
-    for_all(ctx, VALUE_CASES, body)
+    for_all(ctx, VALUE_CASES, body, chosen="ppo_value_loss")
 
 
 @check("ppo_clip.value_clipped_max",

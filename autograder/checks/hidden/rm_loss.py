@@ -2,9 +2,10 @@
 
 Valid domain (solutions/rlhf.py): bradley_terry_loss: P >= 1 pairs (1 and up to 16 drawn), rewards in
 [-1000, 1000], so gaps from near-equal (|gap| <= 1e-3, next to rewards of any size) to +-2000 (both
-signs); ties are valid but their gradient is compared only by the known-values check. ranking_loss:
-N >= 1 prompts, K >= 2 responses (2 to 8 drawn), each row of `ranking` a permutation of 0..K-1
-(identity and reversed drawn), rewards in [-1000, 1000] with distinct values in a row. float32, float64.
+signs), exact ties drawn only by the chosen examples (chosen.py), whose gradient (-1/2 per pair at a
+tie: the loss is smooth there) is compared too. ranking_loss: N >= 1 prompts, K >= 2 responses (2 to 8
+drawn), each row of `ranking` a permutation of 0..K-1 (identity and reversed drawn), rewards in
+[-1000, 1000], distinct in a drawn row, tied (some or all) in chosen rows. float32, float64.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ PAIR_LISTS.append(st.lists(NEAR_EQUAL, min_size=1, max_size=16))
 def preference_pairs(draw) -> tuple[torch.Tensor, torch.Tensor]:
     """(r_better, r_worse), each (P,) with P in 1..16, small to huge gaps, never an exact tie.
 
-    Ties are left out because at a gap of exactly 0 a stable formula built from abs/relu has a
-    one-sided gradient, which is correct almost everywhere (the known-values check covers ties).
+    Exact ties are the chosen examples' (chosen.py): there the loss is smooth and its gradient is -1/2
+    per pair (a formula built from abs or relu gives 0, and a reward model starting at w = 0 never learns).
     """
     dtype, pairs = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(PAIR_LISTS).flatmap(lambda s: s))
     better = torch.tensor([p[0] for p in pairs], dtype=torch.float64)
@@ -101,7 +102,7 @@ def bt_matches_reference(ctx: Context) -> None:
         for got, expected, name in zip(expect_grads(answer, BT_NAMES), grads, BT_NAMES):
             answer.expect_close(ctx, got, expected.to(r_better.dtype),
                                 f"the gradient with respect to {name} differs from the reference")
-    for_all(ctx, preference_pairs(), body)
+    for_all(ctx, preference_pairs(), body, chosen="bradley_terry_loss")
 
 
 @check("rm_loss.ranking_matches_reference",
@@ -116,7 +117,7 @@ def ranking_matches_reference(ctx: Context) -> None:
         (got,) = expect_grads(answer, RANKING_NAMES[:1])
         answer.expect_close(ctx, got, grad.to(rewards.dtype),
                             "the gradient with respect to rewards differs from the reference")
-    for_all(ctx, rankings(), body)
+    for_all(ctx, rankings(), body, chosen="ranking_loss")
 
 
 @check("rm_loss.ranking_pairs_mean",
