@@ -169,8 +169,10 @@ def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Co
                 finding = Finding(message=f"not run: the grade's time limit ({cfg.grade_seconds:g} s) was reached",
                                   kind="time")
             else:
+                sub.begin_test()
                 finding = run_test(test_id, cfg, sub, reference)
-            result = scored(cfg.tests[test_id], _title(test_id), _tags(test_id, cfg), finding)
+            result = scored(cfg.tests[test_id], _title(test_id), _tags(test_id, cfg), finding,
+                            cfg.default_inputs_visibility)
             result.seconds = time.monotonic() - t0
             results.append(result)
             _send_new_runs(sub.memo, sent)
@@ -224,7 +226,8 @@ def run_check(check: checks.Check, cfg: config_mod.Config, sub: RemoteSubmission
         check.run(Context(sub=sub, ref=reference, hypothesis=cfg.hypothesis))
     except CheckFailed as failure:
         return Finding(message=failure.message, inputs=failure.inputs, expected=failure.expected, got=failure.got,
-                       hint=diagnose(check.part, failure, reference, ask=_asker(sub, failure.function)))
+                       hint=diagnose(check.part, failure, reference, ask=_asker(sub, failure.function)),
+                       private_inputs=failure.private_inputs)
     except SubmissionError as exc:
         return Finding.failed_call(str(exc), exc.kind, exc.detail)
     except hypothesis.errors.Flaky:

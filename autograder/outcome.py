@@ -19,6 +19,7 @@ from typing import Any
 from autograder.textsafe import clean
 
 MAX_TEXT = 4000  # characters of any one field shown to a student
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # least visible first (as config.py)
 
 
 @dataclass
@@ -32,6 +33,8 @@ class Finding:
     got: str = ""
     submission_text: str = ""    # the submission's own error text: shown with inputs_visibility
     hint: str = ""               # a known mistake the answer certainly matches
+    private_inputs: bool = False  # `inputs` were never shown (e.g. a public check's fresh twin): they follow
+    #                               grading.yaml's default_inputs_visibility even where the test's inputs are public
     details: str = ""            # further lines of the outcome (e2e metrics)
     plots: list[tuple[str, bytes]] = field(default_factory=list)  # (title, PNG)
     metrics: dict[str, float] = field(default_factory=dict)        # e2e measurements (leaderboard)
@@ -88,10 +91,14 @@ class TestResult:
         return bool(self.finding.inputs or self.finding.submission_text) and self.inputs_visibility != self.visibility
 
 
-def scored(spec: Any, title: str, tags: list[str], finding: Finding) -> TestResult:
-    """A finding with the points and visibilities of its grading.yaml entry (a config.TestSpec)."""
+def scored(spec: Any, title: str, tags: list[str], finding: Finding, private_visibility: str = "hidden") -> TestResult:
+    """A finding with the points and visibilities of its grading.yaml entry (a config.TestSpec); a finding with
+    private inputs shows them no earlier than `private_visibility` (grading.yaml's default_inputs_visibility)."""
+    inputs = spec.inputs_visibility
+    if finding.private_inputs:
+        inputs = min(inputs, private_visibility, key=VISIBILITIES.index)
     return TestResult(spec.id, title, tags, spec.points, 0.0 if finding.message else spec.points,
-                      spec.visibility, spec.inputs_visibility, finding)
+                      spec.visibility, inputs, finding)
 
 
 @dataclass
@@ -116,8 +123,7 @@ class GradeResult:
     @property
     def output_visibility(self) -> str:
         """Printed output may echo any input it saw: as visible as the least visible input of the grade."""
-        order = ("hidden", "after_due_date", "after_published", "visible")
-        return min((t.inputs_visibility for t in self.tests), key=order.index, default="visible")
+        return min((t.inputs_visibility for t in self.tests), key=VISIBILITIES.index, default="visible")
 
     def shown(self, student: bool) -> list[TestResult]:
         """The tests a view shows: a student sees right away only tests whose outcome is visible."""

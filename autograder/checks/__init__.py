@@ -58,6 +58,7 @@ class CheckFailed(Exception):
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     answer: Any = None               # the submission's raw answer on that input
+    private_inputs: bool = False     # `inputs` were drawn by the judge, never shown (a public check's fresh twin)
 
     def __str__(self) -> str:
         return self.message
