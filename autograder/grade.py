@@ -90,7 +90,8 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     results.sort(key=lambda r: order[r.id])
     status, detail = grade_status([r.finding for r in results])
     return GradeResult(found.name, results, partial=bool(only), execution_time=time.monotonic() - started,
-                       output=output, isolation=isolation_report(), status=status, status_detail=detail)
+                       output=output, isolation=isolation_report(), status=status, status_detail=detail,
+                       notice=checks.SHOWN_INPUTS_ONLY if mode == "self_check" else "")
 
 
 def _run_lanes(path: Path, work: list[list[str]], trained: set, started: float, cfg: config_mod.Config,
