@@ -21,7 +21,6 @@ from autograder.grade import GraderError, grade  # noqa: E402
 from autograder.report import summary_lines, test_text, write_reports  # noqa: E402
 
 
-
 def main(argv: list[str]) -> int:
     submission = Path(argv[0]) if argv else HERE / "rlhf.py"
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import torch
@@ -184,16 +184,17 @@ def public(run: Callable[[Context], None]) -> Callable[[Context], None]:
         if ctx.ref is not None:
             from autograder.checks.hidden import fresh  # the judge's own draws: never in the student bundle
             for position, shown in enumerate(made):
-                expect_like_reference(ctx, fresh.twin(shown, position), fresh.scale)
+                args, kwargs = fresh.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)
+                expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), fresh.scale)
 
     shown_then_fresh.fresh_twins = True  # type: ignore[attr-defined]
     return shown_then_fresh
 
 
-def expect_like_reference(ctx: Context, made: Call, scale: Callable[[Call], float] = lambda c: 0.0) -> None:
+def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple], float] = lambda f, a: 0.0) -> None:
     """The submission answers `made` as the reference does: the same exception for a rejected input; else the
     value (where `mask` is 1, for a per-token output) and each requested gradient, at the checks' tolerances
-    (plus `scale(made)`'s rounding allowance for values). Raises CheckFailed (private inputs)."""
+    (plus the rounding allowance of `scale(function, args)` for values). Raises CheckFailed (private inputs)."""
     try:
         expected = _reference_answer(ctx.ref, made)
         if isinstance(expected, BaseException):
@@ -207,7 +208,8 @@ def expect_like_reference(ctx: Context, made: Call, scale: Callable[[Call], floa
         for i, (g, e) in enumerate(zip(got, value if isinstance(value, tuple) else (value,))):
             what = f"output {i + 1} of {made.function}" if len(got) > 1 else f"{made.function}'s value"
             answer.expect_close(ctx, g, e, f"{what} differs from the reference",
-                                mask if mask is not None and g.shape == mask.shape else None, scale(made))
+                                mask if mask is not None and g.shape == mask.shape else None,
+                                scale(made.function, made.args))
         for i, g_sub, g_ref in zip(made.grad, answer.grads, grads):
             wrt = names[i] if i < len(names) else f"argument {i + 1}"
             if g_sub is None:

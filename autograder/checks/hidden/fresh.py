@@ -1,6 +1,6 @@
 """Fresh twins of a public check's calls: the same kind and size of input, with values no student has seen.
 
-    twin(shown_call, position)  -> a tools.Call with new values (deterministic: a hidden seed)
+    args, kwargs = twin("compute_gae", args, kwargs, valid=True, position=0)   # new values (a hidden seed)
 
 A public check shows its inputs (they teach); tools.public makes its points also need the reference's
 answers on a twin of every call it made. A twin keeps the function, every shape and dtype, the mask, the
@@ -15,12 +15,10 @@ A rejected input (valid=False: an unknown `kind`) gets another rejected name (RE
 
 from __future__ import annotations
 
-import dataclasses
 import zlib
 
 import torch
 
-from autograder.checks.tools import Call
 from autograder.remote import PARAMETERS
 
 SEED = 912_377_041  # the judge's own: twins are the same in every grade, on every machine
@@ -40,37 +38,36 @@ REJECTED_KINDS = ("k0", "k4", "k5", "kl", "KL", "K2", "K3", "abs", "mse", "low_v
 MARGIN = 1e-3  # distance kept from a kink of PPO's losses (as in checks/hidden/ppo_clip.py)
 
 
-def twin(shown: Call, position: int) -> Call:
-    """The fresh twin of the `position`-th call of a public check."""
-    gen = torch.Generator().manual_seed(SEED + zlib.crc32(f"{shown.function}/{position}".encode()))
-    names = PARAMETERS[shown.function]
-    values = dict(zip(names, shown.args)) | dict(shown.kwargs)
+def twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
+    """The (args, kwargs) of the fresh twin of a public check's `position`-th call, `function(*args, **kwargs)`."""
+    gen = torch.Generator().manual_seed(SEED + zlib.crc32(f"{function}/{position}".encode()))
+    names = PARAMETERS[function]
+    values = dict(zip(names, args)) | dict(kwargs)
     mask = values.get("mask")
     drawn: dict[str, object] = {}
-    ranges = RANGES[shown.function]
+    ranges = RANGES[function]
     for name, x in values.items():
         tie = next((k for k in drawn if k in ranges and name in ranges and _equal(values[k], x)), None)
         if tie is not None:
             drawn[name] = drawn[tie].clone()  # type: ignore[attr-defined]
         elif name == "ranking":
             drawn[name] = torch.stack([torch.randperm(x.shape[1], generator=gen) for _ in range(x.shape[0])])
-        elif name == "kind" and not shown.valid:
+        elif name == "kind" and not valid:
             drawn[name] = _rejected_kind(x, gen)
         elif name in ranges:
             drawn[name] = _around(x, ranges[name], mask, gen)
         else:
             drawn[name] = x  # the mask, and the scalar settings
-    drawn = _away_from_kinks(shown.function, drawn)
-    args = tuple(drawn[n] for n in names[:len(shown.args)])
-    return dataclasses.replace(shown, args=args, kwargs={k: drawn[k] for k in shown.kwargs})
+    drawn = _away_from_kinks(function, drawn)
+    return tuple(drawn[n] for n in names[:len(args)]), {k: drawn[k] for k in kwargs}
 
 
-def scale(made: Call) -> float:
-    """What a correct computation of `made` adds up (tools.Answer.expect_close's `scale`): the policy loss's
-    sum of |ratio * A| over generated tokens; 0 for the others (their twins add up small terms)."""
-    if made.function != "ppo_policy_loss":
+def scale(function: str, args: tuple) -> float:
+    """What a correct computation adds up (tools.Answer.expect_close's `scale`): the policy loss's sum of
+    |ratio * A| over generated tokens; 0 for the others (their twins add up small terms)."""
+    if function != "ppo_policy_loss":
         return 0.0
-    logp, old_logp, advantages, mask = made.args[:4]
+    logp, old_logp, advantages, mask = args[:4]
     ratio = torch.exp(logp.double() - old_logp.double())
     return float((ratio * advantages.double()).abs()[mask.bool()].sum())
 
