@@ -12,7 +12,7 @@ example of them), and the child is restarted for the other functions.
 
 The contract's functions are pure, and both halves are checked: the child compares every tensor argument
 after the call with a copy taken before it (an in-place write, through a view or `.data` too, is
-"mutated": that call fails), and the judge asks a sample of calls twice (REASKED: the 1st, 4th, 16th, ...
+"mutated": that call fails), and the judge asks a sample of calls twice (`reasked`: the 1st, 4th, 16th, ...
 answer of each test) and fails the function for the rest of the test when the two answers differ bit for
 bit where they matter ("inconsistent"; per-token outputs are compared where `mask` is 1 only).
 
@@ -50,7 +50,7 @@ SHAPES: dict[str, Callable[..., tuple]] = {
     "kl_estimate": lambda logp, *a: tuple(logp.shape),
     "shaped_rewards": lambda scores, logp, *a: tuple(logp.shape),
 }
-# The contract's parameters, in order (solutions/rlhf.py's signatures; tests/test_remote.py checks that they
+# The contract's parameters, in order (solutions/rlhf.py's signatures; tests/test_purity.py checks that they
 # agree): the names the grader's sentences use, and `mask`, which marks where a per-token output is padding.
 PARAMETERS: dict[str, tuple[str, ...]] = {
     "bradley_terry_loss": ("r_better", "r_worse"),

@@ -17,8 +17,9 @@ from hypothesis.reporting import with_reporter
 from autograder.checks import CheckFailed, Context
 from autograder.remote import PARAMETERS, SubmissionError
 
-# Failures that no other input would change: reported at once, never shrunk.
-FATAL_KINDS = ("import", "missing", "not_implemented", "died", "protocol")
+# Failures that no other input would change: reported at once, never shrunk (an inconsistent function
+# fails every later call of its test at once: no input to show).
+FATAL_KINDS = ("import", "missing", "not_implemented", "died", "protocol", "inconsistent")
 
 
 def fmt(x, digits: int = 4) -> str:
@@ -232,6 +233,7 @@ def _reference_answer(ref, made: Call):
     except Exception as exc:  # noqa: BLE001 - the reference rejects this input: the submission must too
         return exc
     grads = torch.autograd.grad(value, [args[i] for i in made.grad]) if made.grad else ()
+
     def cast(v: torch.Tensor) -> torch.Tensor:
         return v.detach().to(dtype) + 0.0  # + 0.0: -0.0 shown as 0.0
 
