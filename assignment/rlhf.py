@@ -24,6 +24,9 @@ The contract, for every function (the grader tests exactly this, on inputs from 
   torch.no_grad() on inputs without grad: their outputs may or may not carry a graph (both are
   accepted), and detaching inside them is allowed but never needed.
 - Arguments the contract rejects (an unknown `kind`) raise ValueError.
+- Pure functions: never modify an input (no in-place write such as `d = logp; d -= ref_logp`, which
+  changes the caller's tensor: in run_experiments.py the rollout's old_logp), and give the same answer
+  to the same input every time (no randomness, no state kept between calls). The grader checks both.
 
 Run the public tests with `python -m pytest tests`, the self-check with `python self_check.py`,
 and the experiments with `python run_experiments.py`.

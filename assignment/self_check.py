@@ -5,7 +5,8 @@
 
 It prints the same score table and the same per-test feedback as the grade you get at submission,
 and writes report.md / report.html / results.json into self_check_report/. Only the visible tests run
-here; the hidden tests and the end-to-end training tests run only when you submit.
+here, on the inputs they show you. When you submit, each visible test also runs on fresh inputs of the same
+kind and size that you do not see, and the hidden tests and the end-to-end training tests run too.
 """
 
 from __future__ import annotations
@@ -18,10 +19,6 @@ sys.path.insert(0, str(HERE))  # the bundled grading engine (autograder/) next t
 
 from autograder.grade import GraderError, grade  # noqa: E402
 from autograder.report import summary_lines, test_text, write_reports  # noqa: E402
-
-HIDDEN_NOTE = ("Only the visible tests ran here. The hidden tests (more inputs, edge cases, comparisons "
-               "with a reference) and the end-to-end training tests run only when you submit; see the "
-               "README for what each part is worth.")
 
 
 def main(argv: list[str]) -> int:
@@ -40,7 +37,7 @@ def main(argv: list[str]) -> int:
     out = HERE / "self_check_report"
     write_reports(result, out)
     print(f"\nreports: {out / 'report.md'}  {out / 'report.html'}")
-    print(HIDDEN_NOTE)
+    print(result.notice + " See the README for what each part is worth.")
     return 0 if result.tests and all(t.passed for t in result.tests) else 1
 
 

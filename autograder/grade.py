@@ -95,7 +95,8 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     results.sort(key=lambda r: order[r.id])
     status, detail = grade_status([r.finding for r in results])
     return GradeResult(found.name, results, partial=bool(only), execution_time=time.monotonic() - started,
-                       output=output, isolation=isolation_report(), status=status, status_detail=detail)
+                       output=output, isolation=isolation_report(), status=status, status_detail=detail,
+                       notice=checks.SHOWN_INPUTS_ONLY if mode == "self_check" else "")
 
 
 def _run_lanes(path: Path, work: list[list[str]], trained: set, started: float, cfg: config_mod.Config,
@@ -174,6 +175,7 @@ def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Co
                 finding = Finding(message=f"not run: the grade's time limit ({cfg.grade_seconds:g} s) was reached",
                                   kind="time")
             else:
+                sub.begin_test()
                 finding = run_test(test_id, cfg, sub, reference)
             result = scored(cfg.tests[test_id], _title(test_id), _tags(test_id, cfg), finding)
             result.seconds = time.monotonic() - t0

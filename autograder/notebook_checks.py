@@ -57,5 +57,6 @@ def visible_test(test_id: str) -> None:
         raise AssertionError(f"{test_id} is not one of the lab's public tests")
     print(f"[{'PASS' if test.passed else 'FAIL'}] {test.id} ({test.score:g}/{test.max_score:g}): {test.title}")
     print(test_text(test))
+    print(result.notice)
     if not test.passed:
         raise AssertionError(f"{test_id} failed: {test.message}")

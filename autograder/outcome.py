@@ -138,6 +138,7 @@ class GradeResult:
     isolation: str = ""          # how the child was isolated (staff only)
     status: str = "graded"       # graded | not_importable | not_implemented | empty
     status_detail: str = ""      # the import error with its line, or what is missing
+    notice: str = ""             # the grader's own sentence atop every report (the self-check: shown inputs only)
 
     @property
     def score(self) -> float:

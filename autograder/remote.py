@@ -11,6 +11,12 @@ cleaned: shown only with the inputs. A function whose call killed the child stay
 failed with that sentence for the rest of the grade (so a hang costs its own tests once, not every
 example of them), and the child is restarted for the other functions.
 
+The contract's functions are pure, and both halves are checked: the child compares every tensor argument
+after the call with a copy taken before it (an in-place write, through a view or `.data` too, is
+"mutated": that call fails), and the judge asks a sample of calls twice (`reasked`: the 1st, 4th, 16th, ...
+answer of each test) and fails the function for the rest of the test when the two answers differ bit for
+bit where they matter ("inconsistent"; per-token outputs are compared where `mask` is 1 only).
+
 Nothing the child sends is trusted: every reply is plain data (autograder/child/wire.py), gradients
 must have exactly their argument's shape and dtype, and a RemoteFunction's result exactly the shape
 and dtype the contract gives for its inputs (SHAPES), checked before the training code touches it.
@@ -44,7 +50,19 @@ SHAPES: dict[str, Callable[..., tuple]] = {
     "kl_estimate": lambda logp, *a: tuple(logp.shape),
     "shaped_rewards": lambda scores, logp, *a: tuple(logp.shape),
 }
+# The contract's parameters, in order (solutions/rlhf.py's signatures; tests/test_purity.py checks that they
+# agree): the names the grader's sentences use, and `mask`, which marks where a per-token output is padding.
+PARAMETERS: dict[str, tuple[str, ...]] = {
+    "bradley_terry_loss": ("r_better", "r_worse"),
+    "ranking_loss": ("rewards", "ranking"),
+    "compute_gae": ("rewards", "values", "mask", "gamma", "lam"),
+    "ppo_policy_loss": ("logp", "old_logp", "advantages", "mask", "clip_eps"),
+    "ppo_value_loss": ("values", "old_values", "returns", "mask", "clip_eps"),
+    "kl_estimate": ("logp", "ref_logp", "kind"),
+    "shaped_rewards": ("scores", "logp", "ref_logp", "mask", "beta", "kind"),
+}
 TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+REASK_EVERY = 4  # the n-th answer of a test is asked again when n is a power of this (1, 4, 16, 64, ...)
 
 
 class SubmissionError(Exception):
@@ -71,6 +89,58 @@ class SubmissionError(Exception):
         return SubmissionError(str(self), self.kind, self.exc_type, self.detail, private_inputs=True)
 
 
+def mutation_error(fn: str, argument: int | str) -> SubmissionError:
+    """The grader's sentence for a call that wrote into its argument (a position, or a keyword)."""
+    names = PARAMETERS.get(fn, ())
+    name = argument if isinstance(argument, str) else names[argument] if argument < len(names) else \
+        f"number {argument + 1}"
+    return SubmissionError(f"{fn} modified its argument {name} in place: the contract asks that a function never "
+                           "write into its inputs (the caller's tensors would change; work on a copy: x = x - y, "
+                           "not x -= y)", "mutated")
+
+
+def inconsistency_error(fn: str) -> SubmissionError:
+    return SubmissionError(f"{fn} gave two different answers to the same input (the grader asked it twice): the "
+                           "contract asks for the same answer to the same input every time (no randomness, no state "
+                           "kept between calls)", "inconsistent")
+
+
+def reasked(n: int) -> bool:
+    """Whether the n-th answer (1-based) of a test is asked again: 1, 4, 16, 64, ... (a few percent of the calls)."""
+    while n % REASK_EVERY == 0:
+        n //= REASK_EVERY
+    return n == 1
+
+
+def same_answer(fn: str, first: tuple, second: tuple, args: tuple, kwargs: dict) -> bool:
+    """Two (value, grads) answers to one call are equal bit for bit where they matter: a per-token output
+    where the call's `mask` is 1 (padding may hold anything), everything else whole."""
+    names = PARAMETERS.get(fn, ())
+    mask = kwargs.get("mask", args[names.index("mask")] if "mask" in names[:len(args)] else None)
+    return _same(first[0], second[0], mask) and _same(first[1], second[1], None)
+
+
+def _same(a, b, mask) -> bool:
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_same(x, y, mask) for x, y in zip(a, b)))
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        return a == b
+    if isinstance(mask, torch.Tensor) and a.shape == b.shape == mask.shape:
+        keep = mask.bool()
+        a, b = torch.where(keep, a, 0), torch.where(keep, b, 0)
+    return equal_bits(a, b)
+
+
+def equal_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype and bits (a nan equals the same nan; -0.0 differs from 0.0)."""
+    ints = {torch.float32: torch.int32, torch.float64: torch.int64}
+
+    def bits(t: torch.Tensor) -> torch.Tensor:
+        return t.contiguous().view(ints[t.dtype]) if t.dtype in ints else t
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b))
+
+
 class RemoteSubmission:
     def __init__(self, path: Path, limits: Limits, deadline: float | None = None):
         """`deadline` (time.monotonic()) ends the grade: later calls fail, running ones are cut short."""
@@ -78,6 +148,8 @@ class RemoteSubmission:
         self._child: Child | None = None
         self._import_error: SubmissionError | SandboxError | None = None
         self._broken: dict[str, SubmissionError] = {}
+        self._inconsistent: dict[str, SubmissionError] = {}  # functions that answered one input two ways, this test
+        self._answers = 0  # answers given in the current test (the sample asked twice: `reasked`)
         self.calls = 0
         self.memo: dict = {}  # results the judge derived from this submission (e.g. PPO runs), per grade
 
@@ -116,6 +188,11 @@ class RemoteSubmission:
             self._child.kill()
             self._child = None
 
+    def begin_test(self) -> None:
+        """A new test starts: the sample of answers asked twice, and what was found inconsistent, start afresh."""
+        self._answers = 0
+        self._inconsistent.clear()
+
     # ------------------------------------------------------------ calls
     def call(self, fn: str, *args, grad: tuple[int, ...] = (), timeout: float | None = None,
              valid: bool = True, **kwargs):
@@ -129,6 +206,8 @@ class RemoteSubmission:
         """
         if fn in self._broken:
             raise self._broken[fn].again()
+        if fn in self._inconsistent:
+            raise self._inconsistent[fn].again()
         timeout = timeout or self.limits.call_seconds
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
@@ -138,6 +217,23 @@ class RemoteSubmission:
         child = self._ensure_child()
         self.calls += 1
         request = {"op": "call", "fn": fn, "args": list(args), "kwargs": kwargs, "grad": list(grad)}
+        answer = self._answer(child, request, fn, args, kwargs, grad, timeout, valid)
+        self._answers += 1
+        if reasked(self._answers):
+            try:
+                again = self._answer(child, request, fn, args, kwargs, grad, timeout, valid)
+            except SubmissionError as exc:
+                if exc.kind == "died":
+                    raise
+                again = None  # an answer, then an exception: two different answers
+            if again is None or not same_answer(fn, answer, again, args, kwargs):
+                self._inconsistent[fn] = inconsistency_error(fn)
+                raise self._inconsistent[fn]
+        return answer
+
+    def _answer(self, child: Child, request: dict, fn: str, args: tuple, kwargs: dict, grad: tuple[int, ...],
+                timeout: float, valid: bool) -> tuple:
+        """One request and its checked reply: (value, grads), or SubmissionError."""
         try:
             reply = child.request(request, timeout, what=f"{fn}()")
         except ChildFailure as exc:
@@ -147,7 +243,9 @@ class RemoteSubmission:
         if type(reply.get("ok")) is not bool:
             raise SubmissionError(f"{fn}: the child sent a malformed answer", "protocol")
         if not reply.get("ok"):
-            err = _error_of(reply)
+            err = _error_of(reply, len(args), kwargs)
+            if err.get("kind") == "mutated":
+                raise mutation_error(fn, err["argument"])
             kind = "missing" if err.get("kind") == "missing" else "raised"
             if err.get("type") == "NotImplementedError" and valid and err.get("kind") == "raised":
                 kind = "not_implemented"
@@ -176,12 +274,17 @@ class RemoteSubmission:
         return {name: RemoteFunction(self, name) for name in names}
 
 
-def _error_of(reply: dict) -> dict:
-    """The error of a failed reply as {kind, type, message, line}: a plain identifier for the type, a str message,
-    an int line (the child may send anything). Text is made of them only through textsafe (_raised, said)."""
+def _error_of(reply: dict, n_args: int = 0, kwargs: dict | None = None) -> dict:
+    """The error of a failed reply as {kind, type, message, line, argument}: a plain identifier for the type, a str
+    message, an int line, and for "mutated" the position (< n_args) or keyword (one of `kwargs`) of the argument
+    the call modified (the child may send anything). Text is made of them only through textsafe (_raised, said)."""
     err = reply.get("error")
     err = err if isinstance(err, dict) else {}
     clean: dict = {"kind": err["kind"] if err.get("kind") in ("missing", "unsendable") else "raised"}
+    argument = err.get("argument")
+    if err.get("kind") == "mutated" and ((type(argument) is int and 0 <= argument < n_args)
+                                         or (type(argument) is str and argument in (kwargs or {}))):
+        return {"kind": "mutated", "argument": argument}
     name = err.get("type")
     if isinstance(name, str) and TYPE_NAME.fullmatch(name):
         clean["type"] = name

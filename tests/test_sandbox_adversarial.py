@@ -477,3 +477,24 @@ def test_a_link_to_the_reference_is_not_followed(tmp_path, arena, cfg):
     else:
         assert result.score == 0 and "links are not followed" in messages(result, "gae")
     assert GRADING_YAML.is_file()
+
+
+@slow
+def test_a_function_that_writes_into_its_input_loses_every_call_of_it(tmp_path, arena, cfg):
+    """Found by the child's before/after comparison (the sandbox sends copies, so nothing else would see it)."""
+    result = attack(tmp_path, arena, "mutates_input", REFERENCE, {"kl", "e2e"}, cfg)
+    assert part_score(result, "kl") == 0, [(t.id, t.message) for t in result.tests]
+    assert "kl_estimate modified its argument logp in place" in messages(result, "kl")
+    assert "shaped_rewards modified its argument logp in place" in messages(result, "kl")  # it calls kl_estimate
+    e2e = [t for t in result.tests if t.tags[0] == "e2e"]
+    assert [t.id for t in e2e if t.passed] == ["e2e.reward_model"]  # the only one not training with part kl
+    assert all("modified its argument logp in place" in t.message for t in e2e if not t.passed)
+
+
+@slow
+@pytest.mark.parametrize("name", ["stale_cache", "first_sight_wrong", "wrong_until_seen_thrice"])
+def test_a_function_with_state_loses_its_points(tmp_path, arena, cfg, name):
+    """Two different answers to one input, found by the judge asking again (remote.py) or by hypothesis."""
+    result = attack(tmp_path, arena, name, REFERENCE, {"gae"}, cfg)
+    assert result.score == 0, [(t.id, t.message) for t in result.tests]
+    assert "different answers to the same input" in messages(result, "gae")

@@ -117,6 +117,32 @@ def test_null_submissions_validate_through_the_sandbox(part, capsys):
     assert "null submission" in capsys.readouterr().out
 
 
-@pytest.mark.slow
-def test_full_validate_passes():
-    assert run() == 0
+
+def test_with_e2e_every_null_and_variant_is_graded_on_the_e2e_tests_too():
+    subjects = {s.label: s for s in val.subjects_for(PARTS, PARTS, e2e_outcomes={})}
+    nulls_and_variants = [s for s in subjects.values() if s.kind in ("null", "variant")]
+    assert len([s for s in nulls_and_variants if s.kind == "null"]) == len(nulls.NULLS)
+    assert all("e2e" in s.only for s in nulls_and_variants)
+    assert "e2e" not in subjects["starter"].only
+    assert not any("e2e" in s.only for s in val.subjects_for(PARTS, PARTS) if s.kind in ("null", "variant"))
+
+
+def test_judge_flags_a_null_scoring_on_an_e2e_test_and_a_variant_failing_one():
+    null = val.Subject("null.zeros_graph", "null", None, "zeros_graph", ("gae", "e2e"))
+    verdict = val.judge(val.Outcome(null, [val.TestOutcome("e2e.ptx", ["e2e", "gae", "ppo_clip", "kl"], 5, 5, "", ""),
+                                           val.TestOutcome("gae.matches_reference", ["gae"], 0, 5, "", "differs")],
+                                    1.0))
+    assert verdict.problems == ["scores 5 on e2e.ptx"]
+    variant = val.Subject("rm_loss.v", "variant", "rm_loss", "v", ("rm_loss", "e2e"))
+    lost = [val.TestOutcome("e2e.reward_model", ["e2e", "rm_loss"], 0, 5, "", "ranks held-out pairs poorly")]
+    assert val.judge(val.Outcome(variant, lost, 1.0)).problems == [
+        "loses 5 on e2e.reward_model: ranks held-out pairs poorly"]
+
+
+def test_the_null_table_has_a_column_per_e2e_test():
+    null = val.Subject("null.zeros", "null", None, "zeros", ("gae", "e2e"))
+    outcome = val.Outcome(null, [val.TestOutcome("gae.matches_reference", ["gae"], 0, 5, "", "x"),
+                                 val.TestOutcome("e2e.ptx", ["e2e", "gae"], 5, 5, "", "")], 1.0)
+    table = validate.format_null_table(["gae"], [outcome])
+    assert table.splitlines()[0].split() == ["null", "submission", "gae", "ptx"]
+    assert table.splitlines()[2].split() == ["zeros", "0/5", "5/5"]

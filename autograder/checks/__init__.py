@@ -6,9 +6,11 @@ raises `CheckFailed` when it finds a problem. It is registered with `@check(...)
     @check("gae.known_values", "GAE on a hand-computed example", functions=("compute_gae",))
     def known_values(ctx): ...
 
-Checks under `checks/public/` use no reference and ship with the student self-check; checks under
-`checks/hidden/` compare against the reference (`ctx.ref`) and never leave the grader. Points and
-visibility come from grading.yaml, keyed by the check's id, whose first word is its part.
+Checks under `checks/public/` use no reference and ship with the student self-check, which runs them on
+the inputs they show and only those; in a full grade their points also need the same answers on fresh
+inputs of the same kind and size (checks/tools.py `public`), so a shown answer cannot be memorised.
+Checks under `checks/hidden/` compare against the reference (`ctx.ref`) and never leave the grader.
+Points and visibility come from grading.yaml, keyed by the check's id, whose first word is its part.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 REGISTRY: dict[str, "Check"] = {}
+SHOWN_INPUTS_ONLY = ("This self-check ran the visible tests on the inputs they show, and only those. When you submit, "
+                     "each visible test also runs on fresh inputs of the same kind and size that you do not see (so "
+                     "an answer hard-coded for a shown input earns nothing), and the hidden and end-to-end tests run.")
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
-"""What checks share: calling the submission with validation, comparing, formatting, hypothesis."""
+"""What checks share: calling the submission with validation, comparing, formatting, hypothesis, and the
+fresh twins that make a public check's points need more than its shown inputs (`public`)."""
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import torch
@@ -14,11 +16,12 @@ from hypothesis.reporting import with_reporter
 
 from autograder import textsafe
 from autograder.checks import CheckFailed, Context
-from autograder.remote import SubmissionError
+from autograder.remote import PARAMETERS, SubmissionError
 from autograder.textsafe import fmt
 
-# Failures that no other input would change: reported at once, never shrunk.
-FATAL_KINDS = ("import", "missing", "not_implemented", "died", "protocol")
+# Failures that no other input would change: reported at once, never shrunk (an inconsistent function
+# fails every later call of its test at once: no input to show).
+FATAL_KINDS = ("import", "missing", "not_implemented", "died", "protocol", "inconsistent")
 
 
 def fmt_call(function: str, args: tuple, kwargs: dict, names: tuple[str, ...] = ()) -> str:
@@ -90,6 +93,23 @@ def recording():
         RECORDED = saved
 
 
+@dataclass(frozen=True)
+class Call:
+    """One call a check makes, with what validating its answer needs (a fresh twin repeats it with new values)."""
+
+    function: str
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    grad: tuple[int, ...] = ()
+    valid: bool = True             # False: an input the contract rejects (the answer is an exception)
+    names: tuple[str, ...] = ()
+    shape: tuple[int, ...] | None = None
+    tuple_of: int | None = None
+
+
+SHOWN: list[Call] | None = None  # while a public check runs (`public`): the calls it makes, in order
+
+
 def call(ctx: Context, function: str, *args, grad: tuple[int, ...] = (), names: tuple[str, ...] = (),
          shape: tuple[int, ...] | None = None, tuple_of: int | None = None, **kwargs) -> Answer:
     """Call the submission's `function` and validate the answer's type, shape and dtype.
@@ -99,9 +119,25 @@ def call(ctx: Context, function: str, *args, grad: tuple[int, ...] = (), names: 
     """
     if RECORDED is not None:
         RECORDED.append((function, args, kwargs))
-    answer = Answer(None, [], function, args, kwargs, fmt_call(function, args, kwargs, names))
+    made = Call(function, args, kwargs, grad, True, names, shape, tuple_of)
+    if SHOWN is not None:
+        SHOWN.append(made)
+    return ask(ctx, made)
+
+
+def call_rejected(ctx: Context, function: str, *args, names: tuple[str, ...] = (), **kwargs):
+    """Call with an input the contract rejects (valid=False); returns the value, or raises the SubmissionError."""
+    if SHOWN is not None:
+        SHOWN.append(Call(function, args, kwargs, valid=False, names=names))
+    return ctx.sub.call(function, *args, valid=False, **kwargs)[0]
+
+
+def ask(ctx: Context, made: Call) -> Answer:
+    """The submission's validated answer to `made` (see `call`)."""
+    function, args, kwargs, shape, tuple_of = made.function, made.args, made.kwargs, made.shape, made.tuple_of
+    answer = Answer(None, [], function, args, kwargs, fmt_call(function, args, kwargs, made.names))
     try:
-        value, answer.grads = ctx.sub.call(function, *args, grad=grad, **kwargs)
+        value, answer.grads = ctx.sub.call(function, *args, grad=made.grad, **kwargs)
     except SubmissionError as exc:
         if exc.kind in FATAL_KINDS:
             raise
@@ -122,6 +158,106 @@ def call(ctx: Context, function: str, *args, grad: tuple[int, ...] = (), names: 
                               f"{textsafe.dtype_words(like.dtype)} inputs (return the input dtype)")
     answer.value = tuple(value) if tuple_of else value
     return answer
+
+
+# ---------------------------------------------------------------- public checks and their fresh twins
+FRESH = "passes the example shown, but not a fresh input of the same kind and size"
+
+
+def public(run: Callable[[Context], None]) -> Callable[[Context], None]:
+    """Mark a public check (checks/public/): its shown inputs teach, and are all the self-check runs.
+
+    In a full grade (the reference is there), once the check passes on its shown inputs, every call it
+    made gets a fresh twin (checks/hidden/fresh.py: the same function, shapes, dtype, mask, requested
+    gradients and settings, new values drawn by the judge), and the submission must answer each twin as
+    the reference does: so answers memorised for the shown inputs earn nothing. A twin's input was never
+    shown: a failure on it shows it like a hidden test's input (CheckFailed.private_inputs).
+    """
+    @functools.wraps(run)
+    def shown_then_fresh(ctx: Context) -> None:
+        global SHOWN
+        saved, SHOWN = SHOWN, []
+        try:
+            run(ctx)
+            made = SHOWN
+        finally:
+            SHOWN = saved
+        if ctx.ref is not None:
+            from autograder.checks.hidden import fresh  # the judge's own draws: never in the student bundle
+            for position, shown in enumerate(made):
+                args, kwargs = fresh.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)
+                expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), fresh.scale)
+
+    shown_then_fresh.fresh_twins = True  # type: ignore[attr-defined]
+    return shown_then_fresh
+
+
+def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple], float] = lambda f, a: 0.0) -> None:
+    """The submission answers `made` as the reference does: the same exception for a rejected input; else the
+    value (where `mask` is 1, for a per-token output) and each requested gradient, at the checks' tolerances
+    (plus the rounding allowance of `scale(function, args)` for values). Raises CheckFailed (private inputs)."""
+    try:
+        expected = _reference_answer(ctx.ref, made)
+        if isinstance(expected, BaseException):
+            _expect_raise(ctx, made, expected)
+            return
+        value, grads = expected
+        answer = ask(ctx, made)
+        names = PARAMETERS.get(made.function, ())
+        mask = made.args[names.index("mask")] if "mask" in names[:len(made.args)] else None
+        got = answer.value if isinstance(answer.value, tuple) else (answer.value,)
+        for i, (g, e) in enumerate(zip(got, value if isinstance(value, tuple) else (value,))):
+            what = f"output {i + 1} of {made.function}" if len(got) > 1 else f"{made.function}'s value"
+            answer.expect_close(ctx, g, e, f"{what} differs from the reference",
+                                mask if mask is not None and g.shape == mask.shape else None,
+                                scale(made.function, made.args))
+        for i, g_sub, g_ref in zip(made.grad, answer.grads, grads):
+            wrt = names[i] if i < len(names) else f"argument {i + 1}"
+            if g_sub is None:
+                raise answer.fail(f"no gradient reached {wrt}", expected=f"a gradient w.r.t. {wrt}", got="none")
+            answer.expect_close(ctx, g_sub, g_ref, f"d {made.function} / d {wrt} differs from the reference")
+    except CheckFailed as failure:
+        failure.message = f"{FRESH}: {failure.message}"
+        failure.private_inputs = True
+        raise
+
+
+def _reference_answer(ref, made: Call):
+    """(value, grads) of the reference on `made`, computed in float64 and returned in the call's dtype; or the
+    exception it raises (a rejected input)."""
+    dtype = next(a.dtype for a in made.args if isinstance(a, torch.Tensor) and a.is_floating_point())
+    args = [a.detach().double().requires_grad_(i in made.grad) if isinstance(a, torch.Tensor) and
+            a.is_floating_point() else a for i, a in enumerate(made.args)]
+    try:
+        value = getattr(ref, made.function)(*args, **made.kwargs)
+    except Exception as exc:  # noqa: BLE001 - the reference rejects this input: the submission must too
+        return exc
+    grads = torch.autograd.grad(value, [args[i] for i in made.grad]) if made.grad else ()
+
+    def cast(v: torch.Tensor) -> torch.Tensor:
+        return v.detach().to(dtype) + 0.0  # + 0.0: -0.0 shown as 0.0
+
+    value = tuple(cast(v) for v in value) if isinstance(value, tuple) else cast(value)
+    return value, [cast(g) for g in grads]
+
+
+def _expect_raise(ctx: Context, made: Call, expected: BaseException) -> None:
+    wanted = type(expected).__name__
+    inputs = fmt_call(made.function, made.args, made.kwargs, made.names)
+    failed = functools.partial(CheckFailed, inputs=inputs, expected=wanted, function=made.function, args=made.args,
+                               kwargs=made.kwargs)
+    try:
+        value, _ = ctx.sub.call(made.function, *made.args, valid=False, **made.kwargs)
+    except SubmissionError as exc:
+        if exc.kind in FATAL_KINDS:
+            raise
+        if exc.kind == "raised" and exc.exc_type == wanted:
+            return
+        raise failed(f"{made.function} should raise {wanted} here, as for the input shown; it "
+                     f"{str(exc).removeprefix(made.function + ' ')}",
+                     got=textsafe.exception_words(exc.exc_type)) from None
+    raise failed(f"{made.function} should raise {wanted} here, as for the input shown; it returned a value",
+                 got=fmt(value), answer=value)
 
 
 def tolerances(ctx: Context, dtype: torch.dtype) -> tuple[float, float]:

@@ -9,6 +9,7 @@ then answers {"ok": bool, ...} for the import, then serves requests until the ch
     {"op": "call", "fn": NAME, "args": [...], "kwargs": {...}, "grad": [arg indices]}
       -> {"ok": True, "result": VALUE, "grads": [tensor or None, ...]}
       -> {"ok": False, "error": {"type", "message", "line", "kind"}}
+      -> {"ok": False, "error": {"kind": "mutated", "argument": position or keyword}}  (the call wrote into it)
 VALUE is a tensor, a list of values (for tuples), or {"__object__": type name} for anything else.
 The judge trusts none of it: it checks every type, shape and number it receives.
 """
@@ -69,10 +70,12 @@ def call(module, request: dict) -> dict:
         return {"ok": False, "error": {"kind": "missing", "type": "AttributeError",
                                        "message": f"rlhf.py does not define {request['fn']}", "line": None}}
     args = list(request["args"])
+    kwargs = dict(request.get("kwargs", {}))
     grad = request.get("grad", [])
     for i in grad:
         args[i] = args[i].clone().requires_grad_(True)
-    result = fn(*args, **request.get("kwargs", {}))
+    before = copies(args, kwargs)
+    result = fn(*args, **kwargs)
     grads = []
     if grad:
         if isinstance(result, torch.Tensor) and result.requires_grad and result.numel() == 1:
@@ -80,7 +83,32 @@ def call(module, request: dict) -> dict:
             grads = [args[i].grad for i in grad]
         else:
             grads = [None for _ in grad]
+    changed = modified(before, args, kwargs)
+    if changed is not None:
+        return {"ok": False, "error": {"kind": "mutated", "argument": changed}}
     return {"ok": True, "result": result, "grads": grads}
+
+
+def copies(args: list, kwargs: dict) -> dict:
+    """A copy of every tensor argument (position or keyword -> tensor), taken before the call."""
+    named = {**dict(enumerate(args)), **kwargs}
+    return {key: t.detach().clone() for key, t in named.items() if isinstance(t, torch.Tensor)}
+
+
+def modified(before: dict, args: list, kwargs: dict):
+    """The first argument the call wrote into (an in-place write, also through a view or .data), or None."""
+    named = {**dict(enumerate(args)), **kwargs}
+    for key, old in before.items():
+        now = named[key].detach()
+        if now.shape != old.shape or now.dtype != old.dtype or not torch.equal(bits(now), bits(old)):
+            return key
+    return None
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    """A float tensor's bit patterns (a nan written in place differs from the number that was there)."""
+    ints = {torch.float32: torch.int32, torch.float64: torch.int64}
+    return t.contiguous().view(ints[t.dtype]) if t.dtype in ints else t
 
 
 def send_reply(out_fd: int, reply: dict, path: str) -> None:

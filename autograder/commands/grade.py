@@ -50,6 +50,8 @@ def main(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"{result.submission}")
         print("\n".join(summary_lines(result)))
+        if result.notice:
+            print(result.notice)
         print(f"sandbox: {result.isolation}")
         print(f"reports: {args.out / 'report.html'}  {args.out / 'report.md'}  {args.out / 'results.json'}  "
               f"(staff: {args.out / 'staff.md'})")

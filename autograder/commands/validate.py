@@ -17,7 +17,7 @@ EXAMPLES = """examples:
   python -m autograder validate                          every part (about 10 minutes on 2 CPUs)
   python -m autograder validate --parts gae --verbose    one part, every test of every subject
   python -m autograder validate --entries gae.forward_recursion,gae.no_done_mask
-  python -m autograder validate --e2e                    also the e2e tests (slow)
+  python -m autograder validate --e2e                    also the e2e tests (CI's own step; slow)
 
 Exit 1: a mistake was not caught in its own part (or cost points elsewhere), a variant or the reference
 lost points, the starter or a null submission scored, a hint named the wrong mistake (also with the
@@ -36,8 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hypothesis examples per property test when grading a bank entry on the OTHER "
                              "parts (its own part always runs at grading.yaml's settings); 0 skips them")
     parser.add_argument("--e2e", action="store_true",
-                        help="also run the e2e tests for the reference and for the mistakes that calibration "
-                             "found to fail e2e tests (autograder/data/e2e_mistakes.json); slow")
+                        help="also run the e2e tests: the reference, every null submission (0 points) and every "
+                             "variant (full marks), and the mistakes that calibration found to fail e2e tests "
+                             "(autograder/data/e2e_mistakes.json); slow")
     parser.add_argument("--no-nulls", action="store_true",
                         help="skip the null submissions (answers that ignore their input; each must score 0)")
     parser.add_argument("--no-coverage", action="store_true",
@@ -145,13 +146,16 @@ def format_table(parts: list[str], verdicts) -> str:
 
 
 def format_null_table(parts: list[str], outcomes) -> str:
-    """Points of each null submission per part (each must be 0)."""
-    head = f"{'null submission':20}" + "".join(f" {p:>10}" for p in parts)
+    """Points of each null submission per part, and per e2e test when they ran (each must be 0)."""
+    e2e = list(dict.fromkeys(t.id for o in outcomes for t in o.tests if t.tags[0] == "e2e"))
+    columns = [(p, lambda t, p=p: t.tags[0] == p) for p in parts]
+    columns += [(test.removeprefix("e2e."), lambda t, test=test: t.id == test) for test in e2e]
+    head = f"{'null submission':20}" + "".join(f" {name:>12}" for name, _ in columns)
     lines = [head, "-" * len(head)]
     for o in outcomes:
         cells = []
-        for part in parts:
-            mine = [t for t in o.tests if t.tags[0] == part]
-            cells.append(f"{sum(t.score for t in mine):g}/{sum(t.max_score for t in mine):g}")
-        lines.append(f"{o.subject.name:20}" + "".join(f" {c:>10}" for c in cells))
+        for _, chosen in columns:
+            mine = [t for t in o.tests if chosen(t)]
+            cells.append(f"{sum(t.score for t in mine):g}/{sum(t.max_score for t in mine):g}" if mine else "-")
+        lines.append(f"{o.subject.name:20}" + "".join(f" {c:>12}" for c in cells))
     return "\n".join(lines)

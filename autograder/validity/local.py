@@ -5,7 +5,9 @@ no sandbox. Used to measure which parts of the valid domain the checks reach, an
     REGISTRY["gae.matches_reference"].run(ctx)      # raises CheckFailed / SubmissionError when wrong
 
 `LocalSubmission.call` answers like RemoteSubmission.call: (value, grads) with a tuple as a list and
-a non-tensor as {"__object__": type name}; an exception becomes a SubmissionError of the same kind.
+a non-tensor as {"__object__": type name}; an exception becomes a SubmissionError of the same kind, and
+so do the purity checks: a call that writes into an argument fails ("mutated"), and the same sample of
+answers is asked twice ("inconsistent" for the rest of the context's checks when two answers differ).
 """
 
 from __future__ import annotations
@@ -18,21 +20,46 @@ import torch
 
 from autograder import config, textsafe
 from autograder.checks import Context
-from autograder.remote import SubmissionError
+from autograder.remote import (
+    SubmissionError,
+    equal_bits,
+    inconsistency_error,
+    mutation_error,
+    reasked,
+    same_answer,
+)
 
 
 class LocalSubmission:
     def __init__(self, module: types.ModuleType):
         self.module = module
         self.memo: dict = {}
+        self._answers = 0
+        self._inconsistent: dict[str, SubmissionError] = {}
 
     def call(self, fn: str, *args, grad: tuple[int, ...] = (), timeout: float | None = None,
              valid: bool = True, **kwargs):
+        if fn in self._inconsistent:
+            raise self._inconsistent[fn]
+        answer = self._answer(fn, args, kwargs, grad, valid)
+        self._answers += 1
+        if reasked(self._answers):
+            try:
+                again = self._answer(fn, args, kwargs, grad, valid)
+            except SubmissionError:
+                again = None
+            if again is None or not same_answer(fn, answer, again, tuple(args), kwargs):
+                self._inconsistent[fn] = inconsistency_error(fn)
+                raise self._inconsistent[fn]
+        return answer
+
+    def _answer(self, fn: str, sent_args: tuple, sent_kwargs: dict, grad: tuple[int, ...], valid: bool) -> tuple:
         function = getattr(self.module, fn, None)
         if function is None:
             raise SubmissionError(f"{fn} is missing", "missing")
         args = [a.detach().clone().requires_grad_(i in grad) if isinstance(a, torch.Tensor) else a
-                for i, a in enumerate(args)]
+                for i, a in enumerate(sent_args)]
+        kwargs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else v for k, v in sent_kwargs.items()}
         try:
             value = function(*args, **kwargs)
         except NotImplementedError as exc:
@@ -49,6 +76,10 @@ class LocalSubmission:
                 grads = list(torch.autograd.grad(outputs, inputs, allow_unused=True))
             else:
                 grads = [None] * len(grad)
+        given = {**dict(enumerate(args)), **kwargs}
+        for key, original in {**dict(enumerate(sent_args)), **sent_kwargs}.items():
+            if isinstance(original, torch.Tensor) and not equal_bits(given[key].detach(), original.detach()):
+                raise mutation_error(fn, key)
         return _plain(value), [g.detach() if g is not None else None for g in grads]
 
     def close(self) -> None:

@@ -6,11 +6,13 @@ submission, every mistake and every variant, and check each gets what it deserve
     verdicts = [judge(o) for o in outcomes]     # what went wrong, per subject ([] = as expected)
 
 Expectations: the reference gets full marks, the starter and every null submission (nulls.py: answers
-that ignore their input) zero in every check (on the check parts; the reference also on e2e with
---e2e); a variant full marks; a mistake loses points in its own part (its checks, and e2e tests that
-train with its part) and nowhere else, and with --e2e fails the e2e tests that calibration found it
-fails on every seed (autograder/data/e2e_mistakes.json). Every hint shown must name the subject's own
-mistake (precision); a hint on a null, a variant, the reference or the starter is a wrong name. While a
+that ignore their input) zero in every check of the check parts; a variant full marks; a mistake loses
+points in its own part (its checks, and e2e tests that train with its part) and nowhere else. With
+--e2e, the e2e tests too: the reference and every variant (on the e2e tests that train with its part)
+full marks there, every null zero in every e2e test (they train: their answers differ from the
+reference's, so no recorded run stands for theirs), and a mistake fails the e2e tests that calibration
+found it fails on every seed (autograder/data/e2e_mistakes.json). Every hint shown must name the
+subject's own mistake (precision); a hint on a null, a variant, the reference or the starter is a wrong name. While a
 mistake is graded, each failed check of its part is also diagnosed with that mistake left out of the
 bank (validity/hints.py): as a mistake the diagnosis does not know, it must get no hint, or one naming
 a mistake that answers as it does.
@@ -79,7 +81,8 @@ class Verdict:
 def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: int = 5,
                  e2e_outcomes: dict[str, list[str]] | None = None, nulls: bool = True) -> list[Subject]:
     """Everything to grade for `parts`: reference, starter, the null submissions (on the checks of
-    `parts`), then the bank's entries of those parts.
+    `parts`, and every e2e test when `e2e_outcomes` is given), then the bank's entries of those parts
+    (with `e2e_outcomes`: a variant also on the e2e tests, a mistake on them when it fails some).
 
     A bank entry is graded on its own part at grading.yaml's settings and on every other check part
     with `elsewhere_examples` examples per property test (0: not at all). Those checks never call the
@@ -92,13 +95,13 @@ def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: i
     chosen = tuple(p for p in check_parts if p in parts)
     subjects = [Subject("reference", "reference", None, None, chosen + e2e),
                 Subject("starter", "starter", None, None, chosen)]
-    subjects += [Subject(f"null.{name}", "null", None, name, chosen) for name in (NULLS if nulls else ())]
+    subjects += [Subject(f"null.{name}", "null", None, name, chosen + e2e) for name in (NULLS if nulls else ())]
     for entry in bank.load_all():
         if entry.part not in parts:
             continue
         only = (entry.part,)
         must_fail = tuple((e2e_outcomes or {}).get(entry.id, ())) if entry.is_mistake else ()
-        if must_fail:
+        if must_fail or (e2e and not entry.is_mistake):
             only += ("e2e",)
         elsewhere = tuple(p for p in check_parts if p != entry.part) if elsewhere_examples > 0 else ()
         subjects.append(Subject(entry.id, "mistake" if entry.is_mistake else "variant", entry.part,

@@ -5,13 +5,14 @@ from __future__ import annotations
 import torch
 
 from autograder.checks import Context, check
-from autograder.checks.tools import call
+from autograder.checks.tools import call, public
 
 NAMES = ("rewards", "values", "mask")
 
 
 @check("gae.known_values", "compute_gae on a small hand-computed example (ragged mask)",
        functions=("compute_gae",))
+@public
 def known_values(ctx: Context) -> None:
     # Row 0 uses the whole budget (4 tokens), row 1 has 1 generated token, row 2 has 2; padded positions
     # hold garbage on purpose.

@@ -8,7 +8,7 @@ import torch
 
 from autograder import textsafe
 from autograder.checks import CheckFailed, Context, check
-from autograder.checks.tools import FATAL_KINDS, call, fmt, fmt_call
+from autograder.checks.tools import FATAL_KINDS, call, call_rejected, fmt, fmt_call, public
 from autograder.remote import SubmissionError
 
 KL_NAMES = ("logp", "ref_logp")
@@ -19,6 +19,7 @@ E = math.e
 @check("kl.estimators_known_values",
        "kl_estimate's k1, k2, k3 on hand-computed log-probs; an unknown kind ('k4', 'K1') raises ValueError",
        functions=("kl_estimate",))
+@public
 def estimators_known_values(ctx: Context) -> None:
     logp = torch.tensor([[-1.0, -2.0, -0.5], [-3.0, -1.0, -2.0]])
     ref_logp = torch.tensor([[-1.0, -1.0, -1.5], [-1.0, -2.0, -2.0]])
@@ -50,7 +51,7 @@ def expect_value_error(ctx: Context, function: str, args: tuple, kwargs: dict, n
     wanted = (f"{function} should raise ValueError for an unknown kind {kwargs.get('kind', args[-1])!r} "
               "(kind is one of 'k1', 'k2', 'k3', case-sensitive)")
     try:
-        value, _ = ctx.sub.call(function, *args, valid=False, **kwargs)
+        value = call_rejected(ctx, function, *args, names=names, **kwargs)
     except SubmissionError as exc:
         if exc.kind in FATAL_KINDS:
             raise
@@ -67,6 +68,7 @@ def expect_value_error(ctx: Context, function: str, args: tuple, kwargs: dict, n
 @check("kl.shaped_known_values",
        "shaped_rewards on a hand-computed ragged batch: score on the last generated token, KL penalty on all",
        functions=("shaped_rewards",))
+@public
 def shaped_known_values(ctx: Context) -> None:
     # Row 0 ends with <eos> at column 1, row 1 used the whole budget (no <eos>), row 2 is one token long.
     # Padded positions hold garbage on purpose.

@@ -7,7 +7,7 @@ import math
 import torch
 
 from autograder.checks import Context, check
-from autograder.checks.tools import Answer, call
+from autograder.checks.tools import Answer, call, public
 
 POLICY_NAMES = ("logp", "old_logp", "advantages", "mask")
 VALUE_NAMES = ("values", "old_values", "returns", "mask")
@@ -30,6 +30,7 @@ def expect_grad(ctx: Context, answer: Answer, expected: torch.Tensor, wrt: str, 
 
 @check("ppo_clip.policy_known_values", "ppo_policy_loss and its gradient on a hand-computed example (ragged mask)",
        functions=("ppo_policy_loss",))
+@public
 def policy_known_values(ctx: Context) -> None:
     # ratio = exp(logp - old_logp); row 0 has 3 generated tokens, row 1 has 2; padding holds garbage.
     ratio = [[1.5, 0.5, 1.1], [0.6, 1.4, 1.0]]
@@ -52,6 +53,7 @@ def policy_known_values(ctx: Context) -> None:
 
 @check("ppo_clip.value_known_values", "ppo_value_loss and its gradient on a hand-computed example (ragged mask)",
        functions=("ppo_value_loss",))
+@public
 def value_known_values(ctx: Context) -> None:
     values = torch.tensor([[0.5, 0.5, 1.25], [-1.0, 9.0, 9.0]])
     old_values = torch.tensor([[0.0, 0.0, 1.0], [0.0, -9.0, 9.0]])

@@ -7,7 +7,7 @@ import math
 import torch
 
 from autograder.checks import Context, check
-from autograder.checks.tools import Answer, call, fmt
+from autograder.checks.tools import Answer, call, fmt, public
 
 BT_NAMES = ("r_better", "r_worse")
 RANKING_NAMES = ("rewards", "ranking")
@@ -41,6 +41,7 @@ def expect_grads(answer: Answer, names: tuple[str, ...]) -> list[torch.Tensor]:
 
 @check("rm_loss.bt_known_values", "bradley_terry_loss on hand-computed pairs (equal scores give log 2)",
        functions=("bradley_terry_loss",))
+@public
 def bt_known_values(ctx: Context) -> None:
     for dtype in DTYPES:
         scores = torch.tensor([0.0, 3.0, -2.5], dtype=dtype)
@@ -56,6 +57,7 @@ def bt_known_values(ctx: Context) -> None:
 
 @check("rm_loss.bt_stable", "bradley_terry_loss is finite, right and differentiable for gaps of +-200",
        functions=("bradley_terry_loss",))
+@public
 def bt_stable(ctx: Context) -> None:
     for dtype in DTYPES:
         for gap, loss, slope in ((200.0, 0.0, 0.0), (-200.0, 200.0, -1.0)):
@@ -73,6 +75,7 @@ def bt_stable(ctx: Context) -> None:
 
 @check("rm_loss.ranking_known_values", "ranking_loss on hand-computed rankings (K = 2 and K = 3)",
        functions=("ranking_loss",))
+@public
 def ranking_known_values(ctx: Context) -> None:
     answer = call(ctx, "ranking_loss", torch.tensor([[0.0, 1.0]]), torch.tensor([[1, 0]]),
                   names=RANKING_NAMES, shape=())
