@@ -113,14 +113,15 @@ def main(argv: list[str]) -> int:
     import time
 
     from autograder import config
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     try:
         ensure_secrets_hidden(config.load().limits, [Path(a) for a in argv])
     except IsolationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"secrets hidden from submissions ({isolation.detect().describe()}; "
-          f"checked in {(time.monotonic() - started) * 1000:.0f} ms)")
+    print(f"secrets hidden from submissions ({isolation.detect().describe()}; {len(isolation.secret_copies())} "
+          f"copies found and hidden; checked in {(time.monotonic() - started) * 1000:.0f} ms, "
+          f"{(time.process_time() - cpu) * 1000:.0f} ms of CPU in this process)")
     return 0
 
 

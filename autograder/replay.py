@@ -25,9 +25,11 @@ LAB12_REPLAY=0 in the judge's environment trains every run (benchmarks, and A/B 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import lzma
 import os
 import sys
+from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,6 +51,9 @@ import training  # noqa: E402
 REPLAYS = ROOT / "autograder" / "data" / "replays.bin"
 # Where a per-token output is padding, by the position of its `mask` argument: never compared.
 MASK_ARG = {"compute_gae": 2, "shaped_rewards": 3}
+COMPARE_GAP = 0.1   # a paced replay compares the answers so far in a gap of at least this many speed units...
+DECODE_GAP = 1.0     # ...and decodes the next LOOKAHEAD recorded calls in one at least this long
+LOOKAHEAD = 20
 _RECORDING: dict | None = None  # while recording(): run key -> (its calls, its outcome)
 _SHIPPED: dict | None = None    # replays.bin, read at first use: repr(run key) -> ShippedRun
 
@@ -74,14 +79,27 @@ def outcome(key: Hashable, parts, train: Callable[[], dict], rtol: float, atol: 
 def _answers_match(run: "ShippedRun", functions: dict[str, RemoteFunction], rtol: float, atol: float,
                    paced: bool = True) -> bool:
     """Send the recorded calls (`paced`: at the training's pace), fed as the training would; True when every
-    answer is the reference's within the tolerances."""
+    answer is the reference's within the tolerances.
+
+    Paced, the judge's own work (decoding the recorded calls, comparing the answers) is done in the gaps
+    long enough to hide it, ahead of the calls that follow short ones (compute_gae comes 0.1 ms after
+    shaped_rewards in a training): the shortest gaps are as short as the training's."""
     pacer, flow = replay_pace.Pacer(run.pace) if paced else None, Flow()
-    for i, call in enumerate(run.calls()):
-        function = functions.get(call["fn"])
-        args = flow.arguments(call)
+    calls, ahead = run.calls(), deque[dict]()
+    unchecked: list[tuple[dict, Any, list]] = []  # answers given, not compared yet
+    for i in range(run.n_calls):
+        room = run.pace[i] if pacer is not None else DECODE_GAP  # unpaced: the work is all there is
+        if room >= COMPARE_GAP:
+            if not all(_answer_matches(*answer, rtol, atol) for answer in unchecked):
+                return False
+            unchecked = []
+        wanted = LOOKAHEAD if room >= DECODE_GAP else 1
+        ahead += itertools.islice(calls, max(0, wanted - len(ahead)))
+        call = ahead.popleft()
+        function, args = functions.get(call["fn"]), flow.arguments(call)
         if function is None or args is None:
             return False
-        args = [a.requires_grad_(True) if i in call["grad"] else a for i, a in enumerate(args)]
+        args = [a.requires_grad_(True) if j in call["grad"] else a for j, a in enumerate(args)]
         if pacer is not None:
             pacer.wait(i)
         try:
@@ -91,13 +109,17 @@ def _answers_match(run: "ShippedRun", functions: dict[str, RemoteFunction], rtol
         if pacer is not None:
             pacer.answered()
         flow.answered(call, value)
-        mask = call["args"][MASK_ARG[call["fn"]]].bool() if call["fn"] in MASK_ARG else None
-        if not (_close(value, call["value"], mask, rtol, atol) and _close(grads, call["grads"], None, rtol, atol,
-                                                                         zeros=True)):
-            return False
+        unchecked.append((call, value, grads))
+    if not all(_answer_matches(*answer, rtol, atol) for answer in unchecked):
+        return False
     if pacer is not None:
         pacer.wait(run.n_calls)  # the training's last update and its evaluation
     return True
+
+
+def _answer_matches(call: dict, value, grads, rtol: float, atol: float) -> bool:
+    mask = call["args"][MASK_ARG[call["fn"]]].bool() if call["fn"] in MASK_ARG else None
+    return _close(value, call["value"], mask, rtol, atol) and _close(grads, call["grads"], None, rtol, atol, zeros=True)
 
 
 def _close(got, expected, mask: torch.Tensor | None, rtol: float, atol: float, zeros: bool = False) -> bool:

@@ -133,14 +133,26 @@ def test_the_recorded_calls_show_the_flow_the_replay_feeds():
 def test_a_replay_waits_as_long_as_the_training_computed(monkeypatch):
     """Gaps in speed units times this machine's unit now, with a jitter of mean 1."""
     from autograder import replay_pace
-    monkeypatch.setattr(replay_pace, "speed", lambda reps: (0.001, 0.002))
+    monkeypatch.setattr(replay_pace, "speed", lambda piece, reps: (0.001, 0.002))
     pacer = replay_pace.Pacer([10.0] * 40 + [0.0])
     started = time.perf_counter()
     for i in range(40):
         pacer.wait(i)
         pacer.answered()
     waited = (time.perf_counter() - started) / 40
-    assert 0.016 < waited < 0.03, waited  # 10 units of 2 ms, times e^N(0, 0.15), averaged over 40
+    assert 0.016 < waited < 0.03, waited  # 10 units of 1 ms of CPU stretched 2x, times e^N(0, 0.15), averaged
+
+
+def test_on_a_busy_machine_short_gaps_stay_short_and_long_ones_stretch(monkeypatch):
+    """As in a training: a woken judge runs a short burst at once, a long one shares the CPU."""
+    from autograder import replay_pace
+    measured = {"short": (0.001, 0.001), "long": (0.008, 0.024)}  # stretched 1x and 3x
+    monkeypatch.setattr(replay_pace, "speed", lambda piece, reps: measured[piece])
+    pacer = replay_pace.Pacer([0.0])
+    assert pacer.seconds(0.05) == pytest.approx(0.0004)         # 0.4 ms of CPU: as short as the short piece's
+    assert pacer.seconds(1.0) == pytest.approx(0.024)           # the long piece
+    assert pacer.seconds(4.0) == pytest.approx(0.096)           # beyond it: stretched as it is
+    assert pacer.seconds(8 ** -0.5) == pytest.approx(8 ** 0.5 / 1000 * 3 ** 0.5)  # halfway in log CPU
 
 
 @slow
