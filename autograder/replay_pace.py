@@ -35,7 +35,7 @@ use_world()
 import tinylm  # noqa: E402
 
 JITTER = 0.15        # the standard deviation of a gap's log (two trainings of one run differ by ~0.1-0.25)
-REMEASURE = 90       # calls (5 PPO iterations) between two measurements of this machine's speed
+REMEASURE = 180      # calls (10 PPO iterations) between two measurements of this machine's speed
 KEPT = 3             # a replay uses the median of each piece's last KEPT measurements
 ROWS = {"short": 1, "long": 32}  # the pieces: a forward pass over 1 row (~1.4 ms), forward + backward over 32 (~8 ms)
 
@@ -110,6 +110,7 @@ class Pacer:
     def __init__(self, gaps: list[float]):
         self.gaps, self.random = gaps, random.SystemRandom()
         self.times = {piece: [speed(piece, KEPT)] for piece in ROWS}
+        self.pieces = {piece: self._median(piece) for piece in ROWS}
         self.since, self.next_piece = 0, "short"
         self.last = time.perf_counter()
 
@@ -119,6 +120,7 @@ class Pacer:
         if self.since >= REMEASURE and self.gaps[i] >= 2:  # a measurement fits in this gap
             piece = self.next_piece
             self.times[piece] = [*self.times[piece], speed(piece, 1)][-KEPT:]
+            self.pieces[piece] = self._median(piece)
             self.since, self.next_piece = 0, "long" if piece == "short" else "short"
         left = self.last + self.seconds(self.gaps[i]) * self.random.lognormvariate(-JITTER ** 2 / 2, JITTER)
         left -= time.perf_counter()
@@ -127,7 +129,7 @@ class Pacer:
 
     def seconds(self, gap: float) -> float:
         """The wall time a gap of `gap` units takes here now (before jitter)."""
-        (short_cpu, short_stretch), (long_cpu, long_stretch) = (self._median(piece) for piece in ("short", "long"))
+        (short_cpu, short_stretch), (long_cpu, long_stretch) = self.pieces["short"], self.pieces["long"]
         cpu = gap * long_cpu
         if cpu <= short_cpu or long_cpu <= short_cpu:
             return cpu * short_stretch

@@ -138,3 +138,17 @@ def test_a_copy_that_only_file_modes_could_hide_refuses_the_grade_naming_it(monk
     finally:
         shutil.rmtree(place)
         secret_files._searched.clear()
+
+
+def test_the_next_process_reuses_a_search_while_no_folder_changed(root, monkeypatch):
+    (root / "lib" / "deep").mkdir(parents=True)
+    shutil.copy(REFERENCE, root / "lib" / "kept.py")
+    first = secret_files.copies([root])
+    secret_files._searched.clear()  # as a new process: only the cache file is left
+    searched = []
+    real = secret_files._search
+    monkeypatch.setattr(secret_files, "_search", lambda *a: searched.append(1) or real(*a))
+    assert secret_files.copies([root]) == first and not searched
+    secret_files._searched.clear()
+    shutil.copy(BANK / "kl.py", root / "lib" / "deep" / "new.py")  # its folder's time changes
+    assert root / "lib" / "deep" / "new.py" in {c.path for c in secret_files.copies([root])} and searched
