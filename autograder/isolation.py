@@ -45,7 +45,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autograder import paths, seccomp
+from autograder import paths, seccomp, secret_files
 from autograder.child import confine
 
 UID_BASE = 2_100_000_000   # child uids: UID_BASE + a pid (< 2**22), far above any system or subuid range
@@ -93,31 +93,28 @@ class Isolation:
         for link in HOST_LINKS:
             if os.path.islink(link):
                 argv += ["--symlink", os.readlink(link), link]
-            elif os.path.isdir(link):
-                argv += ["--ro-bind", link, link]
-        argv += ["--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev",
+        argv += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
-        binds = _view_roots() + [home.resolve()]
-        made = {Path("/"), Path("/tmp"), Path("/usr")}
+        binds = read_roots() + [home.resolve()]
+        made = {Path("/"), Path("/tmp")}
         for root in binds:
             for parent in reversed(root.parents):
                 if parent not in made and not any(parent.is_relative_to(b) for b in binds if b != root):
                     argv += ["--perms", "0755", "--dir", str(parent)]
                     made.add(parent)
             argv += ["--ro-bind", str(root), str(root)]
-        for secret in _secrets():
+        for secret in hidden():
             if any(secret.is_relative_to(b) for b in binds):
                 argv += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
         if seccomp_fd is not None:
             argv += ["--seccomp", str(seccomp_fd)]
         return argv + ["--chdir", "/tmp", "--", *inner]
 
-
     def landlock_rules(self, home: Path) -> dict:
         """What the child may reach under Landlock (confine.landlock): the same view as bubblewrap's."""
-        roots = [Path(link).resolve() for link in HOST_LINKS if os.path.isdir(link)] + [Path("/usr")]
-        read = [p for root in roots + _view_roots() for p in _carve(root, _secrets())]
+        secrets = hidden()
+        read = [p for root in read_roots() for p in _carve(root, secrets)]
         read += [home.resolve(), *PROC]
         write = [Path("/tmp"), Path("/dev/shm")] if self.bwrap else [home.resolve() / "tmp"]
         return {"abi": self.landlock, "read": [str(p) for p in read], "write": [str(p) for p in write],
@@ -125,7 +122,9 @@ class Isolation:
 
 
 def _carve(root: Path, secrets: list[Path]) -> list[Path]:
-    """`root`, or, when secrets lie strictly inside it, the entries around them (Landlock only adds)."""
+    """`root`, or, when secrets lie strictly inside it, the entries around them (Landlock only adds).
+    A rule on a link is a rule on its target (a venv's lib64 -> lib): one whose target holds a secret,
+    or lies in one, is left out (the target's own entries are carved where they lie)."""
     inside = [s for s in secrets if s != root and s.is_relative_to(root)]
     if not inside:
         return [root]
@@ -133,25 +132,44 @@ def _carve(root: Path, secrets: list[Path]) -> list[Path]:
     for entry in sorted(root.iterdir()):
         if entry in inside:
             continue
+        if entry.is_symlink():
+            target = entry.resolve()
+            if not any(s.is_relative_to(target) or target.is_relative_to(s) for s in secrets):
+                kept.append(entry)
+            continue
         kept += _carve(entry, inside) if any(s.is_relative_to(entry) for s in inside) else [entry]
     return kept
 
 
-def _view_roots() -> list[Path]:
-    """The interpreter and its packages, outside /usr, without nested duplicates."""
-    roots: list[Path] = []
-    for p in sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
-                     Path(sys.executable).resolve().parent.parent}):
-        if not p.is_relative_to("/usr") and not any(p.is_relative_to(r) for r in roots):
-            roots.append(p)
-    return roots
+def read_roots() -> list[Path]:
+    """Everything the child may read besides its own folder and /proc: /usr (and what /bin, /lib...
+    are, or link to), the interpreter and its packages, without nested duplicates."""
+    found: list[Path] = []
+    candidates = [Path("/usr"), *(Path(link).resolve() for link in HOST_LINKS if os.path.isdir(link)),
+                  *sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
+                           Path(sys.executable).resolve().parent.parent})]
+    for p in candidates:
+        if not any(p.is_relative_to(r) for r in found):
+            found = [r for r in found if not r.is_relative_to(p)] + [p]
+    return found
 
 
-def _secrets() -> list[Path]:
-    """What of the grader must stay invisible even when it lies inside a bound folder."""
+def _grader_folders() -> list[Path]:
+    """The grader's own places: hidden whole wherever they lie inside a read root (a venv in the repository)."""
     package = Path(__file__).resolve().parent
     return [p for p in {paths.ROOT.resolve(), package, paths.SOLUTIONS.resolve(), paths.GRADING_YAML.resolve()}
             if p.exists() and p != Path("/")]
+
+
+def secret_copies() -> list[secret_files.Copy]:
+    """Every copy of the grader's secrets the child could read (found by content; memoised)."""
+    return secret_files.copies(read_roots(), skip=_grader_folders())
+
+
+def hidden() -> list[Path]:
+    """What the child must not see even where it lies inside a read root: the grader's own places, and
+    every copy of its secrets beneath the read roots."""
+    return _grader_folders() + [c.path for c in secret_copies()]
 
 
 # ---------------------------------------------------------------------------------- detection

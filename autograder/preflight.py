@@ -5,16 +5,19 @@
 A probe (autograder/child/probe.py) is started exactly like the child that will run the submission
 (same sandbox command, uid, rlimits, Landlock, seccomp) and tries to list, open and write every
 secret: the reference, the hidden checks, the mistake bank, the diagnosis, calibration data, the
-validity code, grading.yaml, and `extra` (the output folder, other students' submissions). One it
-can read or write fails the grade closed, with one sentence that says what to fix. Paths that do not
-exist (a student's self-check has none of them) need nothing, so the self-check never refuses.
-Costs one small process start (~0.1 s, no torch import).
+validity code, grading.yaml (autograder/secret_files.py lists them), every copy of them found by
+content where the child may read (a non-editable install in site-packages, another checkout, a
+__pycache__: the sandbox hides these like the originals), and `extra` (the output folder, other
+students' submissions). One it can read or write fails the grade closed, with one sentence that says
+what to fix. Paths that do not exist (a student's self-check has none of them) need nothing, so the
+self-check never refuses. Costs one small process start (~0.1 s, no torch import) and, once per
+process, the search for copies (secret_files.py).
 
 Without bubblewrap and Landlock only file modes hide the secrets, and they cover only the copy checked
 here: another world-readable checkout or bundle elsewhere on the disk would be found by a submission
 that searches it. That level is refused too, unless the machine is known to hold no other copy:
 LAB12_SOLE_COPY=1, which the Gradescope bundle's run_autograder sets (its container holds one copy, the
-one it locks).
+one it locks). A copy found beside the interpreter cannot be hidden there: the grade is refused, naming it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from autograder import isolation, paths
+from autograder import isolation, secret_files
 from autograder.config import Limits
 from autograder.isolation import IsolationError
 from autograder.sandbox import Child, ChildFailure, SandboxError
@@ -38,18 +41,7 @@ class SecretsVisible(IsolationError):
 
 def secret_paths(extra: Iterable[Path] = ()) -> list[Path]:
     """The grader's secrets that exist on this machine, and `extra`, each folder with everything beneath."""
-    package = Path(isolation.__file__).resolve().parent
-    roots = [paths.SOLUTIONS, package / "checks" / "hidden", package / "bank", package / "diagnosis.py",
-             package / "data", package / "validity", paths.GRADING_YAML, *map(Path, extra)]
-    found: list[Path] = []
-    for root in roots:
-        if not os.path.lexists(root):
-            continue
-        found.append(Path(root))
-        if Path(root).is_dir() and not Path(root).is_symlink():
-            for folder, dirs, files in os.walk(root):
-                found += [Path(folder, name) for name in dirs + files]
-    return found
+    return secret_files.listed(extra)
 
 
 def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
@@ -64,12 +56,13 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
                              f"only this copy of them ({iso.describe()}): install bubblewrap (apt install "
                              "bubblewrap) or use Linux >= 5.13 with Landlock enabled; where this machine holds no "
                              "other copy of the grader (a container), LAB12_SOLE_COPY=1 accepts file modes")
+    copies = isolation.secret_copies()
     try:
         probe = Child(None, limits, iso, program="probe.py")
     except (SandboxError, ChildFailure) as exc:
         raise SecretsVisible(f"cannot check that the grader's files are hidden from submissions ({exc}); "
                              "not grading") from None
-    exposed, identities = [], _identities(secrets)
+    exposed, identities = [], _identities([c.path for c in copies] + secrets)
     try:
         for start in range(0, len(identities), CHUNK):
             answer = probe.request({"op": "probe", "paths": identities[start:start + CHUNK]}, timeout=60,
@@ -79,6 +72,13 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
         raise SecretsVisible(f"the secrets probe failed ({exc}); not grading") from None
     finally:
         probe.kill()
+    copy = next((c for c in copies if str(c.path) in exposed), None)
+    if copy is not None:
+        raise SecretsVisible(f"{copy.path} is a copy of the grader's {copy.original} that submissions could read "
+                             f"at this isolation level ({iso.describe()}): remove it (a non-editable `pip install` "
+                             "of the grader puts one beside the interpreter; `pip install -e .` does not), or "
+                             "install bubblewrap (apt install bubblewrap), or use Linux >= 5.13 with Landlock "
+                             "enabled, which hide it")
     if exposed:
         raise SecretsVisible(f"{exposed[0]} (and {len(set(exposed)) - 1} more) would be readable or writable "
                              f"by submissions at this isolation level ({iso.describe()}): {_fix(iso)}")
@@ -113,14 +113,15 @@ def main(argv: list[str]) -> int:
     import time
 
     from autograder import config
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     try:
         ensure_secrets_hidden(config.load().limits, [Path(a) for a in argv])
     except IsolationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"secrets hidden from submissions ({isolation.detect().describe()}; "
-          f"checked in {(time.monotonic() - started) * 1000:.0f} ms)")
+    print(f"secrets hidden from submissions ({isolation.detect().describe()}; {len(isolation.secret_copies())} "
+          f"copies found and hidden; checked in {(time.monotonic() - started) * 1000:.0f} ms, "
+          f"{(time.process_time() - cpu) * 1000:.0f} ms of CPU in this process)")
     return 0
 
 

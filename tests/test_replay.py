@@ -4,6 +4,7 @@ reused only for submissions that answer every recorded call as the reference doe
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ import torch
 from autograder import bank, config, e2e, replay
 from autograder.e2e_tests import ppo_key
 from autograder.grade import grade
-from autograder.paths import REFERENCE
+from autograder.paths import REFERENCE, ROOT
 from autograder.remote import RemoteSubmission
 
 slow = pytest.mark.slow
@@ -31,6 +32,8 @@ def test_the_shipped_runs_are_current_and_cover_every_ppo_run():
     assert stamp == replay.fingerprint(), "stale: run `python -m autograder.replay`"
     assert set(runs) == ppo_run_keys(cfg)
     assert repr(ppo_key(cfg.e2e["kl_penalty"])) in runs
+    for run in runs.values():  # a gap before each call and after the last, in speed units
+        assert len(run.pace) == run.n_calls + 1 and all(0 <= gap < 1e4 for gap in run.pace)
 
 
 def submission(tmp_path, source: str, name: str = "rlhf.py"):
@@ -44,10 +47,11 @@ def entry(entry_id: str) -> bank.Entry:
 
 
 def matches(sub: RemoteSubmission, key: str) -> bool:
+    """Unpaced (the pace is tested on its own below)."""
     cfg = config.load()
-    calls = replay.shipped_runs()[key].calls()
     try:
-        return replay._answers_match(calls, sub.parts(), cfg.calibration.replay_rtol, cfg.calibration.replay_atol)
+        return replay._answers_match(replay.shipped_runs()[key], sub.parts(), cfg.calibration.replay_rtol,
+                                     cfg.calibration.replay_atol, paced=False)
     finally:
         sub.close()
 
@@ -83,7 +87,7 @@ def test_recording_the_reference_again_gives_the_shipped_runs_bit_for_bit():
     _, shipped = replay.read()
     fresh = replay.record_reference()
     assert set(fresh) == set(shipped)
-    for key, (calls, outcome) in fresh.items():
+    for key, (calls, outcome, _) in fresh.items():  # its pace: timings, never equal twice
         expected_calls, expected_outcome = list(shipped[key].calls()), shipped[key].outcome
         assert json.loads(json.dumps(outcome)) == expected_outcome, key
         assert len(calls) == len(expected_calls)
@@ -96,3 +100,73 @@ def test_recording_the_reference_again_gives_the_shipped_runs_bit_for_bit():
 def flat(call: dict) -> list:
     value = call["value"] if isinstance(call["value"], (list, tuple)) else [call["value"]]
     return [*call["args"], *value, *call["grads"]]
+
+
+def test_a_gradient_the_reference_makes_exactly_zero_must_be_zero():
+    """Adam turns any non-zero gradient, however small, into a full step where the reference's is 0."""
+    expected = [torch.tensor([0.5, 0.0, -1.0])]
+    assert replay._close([torch.tensor([0.5 + 1e-7, 0.0, -1.0])], expected, None, 1e-5, 1e-6, zeros=True)
+    assert not replay._close([torch.tensor([0.5, 1e-9, -1.0])], expected, None, 1e-5, 1e-6, zeros=True)
+    assert replay._close([torch.tensor([0.5, 1e-9, -1.0])], expected, None, 1e-5, 1e-6)  # values: tolerances only
+
+
+def test_the_recorded_calls_show_the_flow_the_replay_feeds():
+    """Every shipped call's inputs derive from the recorded answers as Flow says: fed the reference's own
+    answers, it rebuilds each call's arguments bit for bit (and a changed answer is passed on)."""
+    for key, run in replay.shipped_runs().items():
+        flow, fed = replay.Flow(), 0
+        for call in run.calls():
+            args = flow.arguments(call)
+            assert args is not None, (key, call["fn"])
+            assert all(torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b for a, b in zip(args, call["args"]))
+            fed += call["fn"] in ("compute_gae", "ppo_policy_loss", "ppo_value_loss")
+            flow.answered(call, call["value"])
+        assert fed == run.n_calls * 17 // 18, key  # all but shaped_rewards
+    call = next(run.calls())
+    flow = replay.Flow()
+    flow.answered(call, call["value"] + 1.0)
+    gae = next(c for c in run.calls() if c["fn"] == "compute_gae")
+    fed_rewards = flow.arguments(gae)[0]
+    assert torch.equal(fed_rewards, torch.where(gae["args"][2] > 0, gae["args"][0] + 1.0, 0.0))
+
+
+def test_a_replay_waits_as_long_as_the_training_computed(monkeypatch):
+    """Gaps in speed units times this machine's unit now, with a jitter of mean 1."""
+    from autograder import replay_pace
+    monkeypatch.setattr(replay_pace, "speed", lambda piece, reps: (0.001, 0.002))
+    pacer = replay_pace.Pacer([10.0] * 40 + [0.0])
+    started = time.perf_counter()
+    for i in range(40):
+        pacer.wait(i)
+        pacer.answered()
+    waited = (time.perf_counter() - started) / 40
+    assert 0.016 < waited < 0.03, waited  # 10 units of 1 ms of CPU stretched 2x, times e^N(0, 0.15), averaged
+
+
+def test_on_a_busy_machine_short_gaps_stay_short_and_long_ones_stretch(monkeypatch):
+    """As in a training: a woken judge runs a short burst at once, a long one shares the CPU."""
+    from autograder import replay_pace
+    measured = {"short": (0.001, 0.001), "long": (0.008, 0.024)}  # stretched 1x and 3x
+    monkeypatch.setattr(replay_pace, "speed", lambda piece, reps: measured[piece])
+    pacer = replay_pace.Pacer([0.0])
+    assert pacer.seconds(0.05) == pytest.approx(0.0004)         # 0.4 ms of CPU: as short as the short piece's
+    assert pacer.seconds(1.0) == pytest.approx(0.024)           # the long piece
+    assert pacer.seconds(4.0) == pytest.approx(0.096)           # beyond it: stretched as it is
+    assert pacer.seconds(8 ** -0.5) == pytest.approx(8 ** 0.5 / 1000 * 3 ** 0.5)  # halfway in log CPU
+
+
+@slow
+@pytest.mark.parametrize("name", ["replay_pace", "replay_echo"])
+def test_a_submission_that_tells_a_replay_from_its_training_gets_what_its_training_gets(tmp_path, monkeypatch, name):
+    """tests/adversarial/replay_pace.py answers like the reference only when the calls come fast, replay_echo
+    only when its own shaped rewards do not come back to compute_gae. A replay is paced and fed like a
+    training, so both answer as in their own training (flipped advantages), and score what it scores."""
+    path = tmp_path / "rlhf.py"
+    path.write_text(REFERENCE.read_text() + "\n\n" + (ROOT / "tests" / "adversarial" / f"{name}.py").read_text())
+    replayed = grade(path, only={"e2e"})
+    details = [t.finding.details for t in replayed.tests]
+    assert not any("recorded run" in d for d in details), details
+    assert not {t.id: t for t in replayed.tests}["e2e.kl_penalty"].passed
+    monkeypatch.setenv("LAB12_REPLAY", "0")
+    trained = grade(path, only={"e2e"})
+    assert [(t.id, t.score) for t in replayed.tests] == [(t.id, t.score) for t in trained.tests]

@@ -220,7 +220,7 @@ def test_find_cgroup_needs_delegated_memory_and_pids(tmp_path, monkeypatch):
 
 
 def test_the_view_covers_grader_files_inside_bound_folders(tmp_path, monkeypatch):
-    monkeypatch.setattr(isolation, "_view_roots", lambda: [ROOT])  # as if the venv held the repository
+    monkeypatch.setattr(isolation, "read_roots", lambda: [ROOT])  # as if the venv held the repository
     argv = isolation.Isolation(bwrap="bwrap").command(tmp_path, ["python"], None, 1 << 20)
     covered = {argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"}
     assert str(ROOT) in covered and str(ROOT / "solutions") in covered
@@ -228,7 +228,7 @@ def test_the_view_covers_grader_files_inside_bound_folders(tmp_path, monkeypatch
 
 
 def test_landlock_rules_carve_grader_files_out_of_bound_folders(tmp_path, monkeypatch):
-    monkeypatch.setattr(isolation, "_view_roots", lambda: [ROOT])  # as if the venv held the repository
+    monkeypatch.setattr(isolation, "read_roots", lambda: [ROOT])  # as if the venv held the repository
     rules = isolation.Isolation(landlock=6).landlock_rules(tmp_path)
     read = set(rules["read"])
     assert str(ROOT) not in read and str(ROOT / "solutions") not in read and str(ROOT / "grading.yaml") not in read

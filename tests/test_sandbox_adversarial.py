@@ -16,8 +16,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import py_compile
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, ipc, isolation, remote, sandbox
+from autograder import config, ipc, isolation, remote, sandbox, secret_files
 from autograder import grade as grade_module
 from autograder.grade import GraderError, grade
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
@@ -422,6 +425,41 @@ def test_wrong_shapes_in_training_fail_the_function_not_the_judge(tmp_path, cfg)
 @slow
 def test_a_disk_search_adopts_nothing(tmp_path, arena, cfg):
     result = attack(tmp_path, arena, "search_disk", STARTER, {"gae"}, cfg, secrecy=True)
+    if result is not None:
+        assert result.score == 0 and "ADOPTED" not in result.output, result.output[-2000:]
+
+
+@pytest.fixture(scope="module")
+def copies_beside_the_interpreter():
+    """Copies of the grader where the child may read, as installs and caches leave them: a non-editable
+    `pip install .` (with its __pycache__), a renamed copy of the reference, and a .pyc of the reference with
+    no source beside it. The grader's search for copies is forgotten before and after."""
+    place = Path(sys.prefix) / "lib" / f"lab12-copy-{uuid.uuid4().hex[:8]}"
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                        "--target", str(place / "site"), str(ROOT)], check=True, capture_output=True, timeout=600)
+        (place / "notes").mkdir()
+        shutil.copy(REFERENCE, place / "notes" / "reference_backup.py")
+        py_compile.compile(str(REFERENCE), cfile=str(place / "cache" / "__pycache__" / "helpers.cpython-311.pyc"),
+                           doraise=True)
+        secret_files._searched.clear()
+        yield place
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+        secret_files._searched.clear()
+
+
+@slow
+@pytest.mark.parametrize("name", ["import_installed_copy", "load_compiled_copy", "search_disk"])
+def test_copies_of_the_grader_beside_the_interpreter_are_hidden(tmp_path, arena, cfg, copies_beside_the_interpreter,
+                                                                name):
+    """The bank's variants from the installed copy, the reference from its .pyc, the renamed reference: each
+    scored 20/20 for gae before copies were searched for; now they are hidden (0), or the grade refused."""
+    found = {c.path for c in isolation.secret_copies()}
+    assert copies_beside_the_interpreter / "notes" / "reference_backup.py" in found
+    assert copies_beside_the_interpreter / "site" / "autograder" / "bank" / "gae.py" in found
+    assert copies_beside_the_interpreter / "cache" / "__pycache__" / "helpers.cpython-311.pyc" in found
+    result = attack(tmp_path, arena, name, STARTER, {"gae"}, cfg, secrecy=True)
     if result is not None:
         assert result.score == 0 and "ADOPTED" not in result.output, result.output[-2000:]
 

@@ -1,0 +1,154 @@
+"""Copies of the grader's secrets are found by content wherever the child could read them, and hidden there."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import py_compile
+import shutil
+import struct
+import subprocess
+import tempfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from autograder import config, isolation, preflight, secret_files
+from autograder.paths import GRADING_YAML, REFERENCE, ROOT
+
+BANK = ROOT / "autograder" / "bank"
+HIDDEN_GAE = ROOT / "autograder" / "checks" / "hidden" / "gae.py"
+
+
+@pytest.fixture
+def root(tmp_path):
+    """A folder standing for a read root (the child's packages), searched afresh."""
+    secret_files._searched.clear()
+    yield tmp_path / "root"
+    secret_files._searched.clear()
+
+
+def found(root: Path) -> dict[str, Path]:
+    return {str(c.path.relative_to(root)): c.original for c in secret_files.copies([root])}
+
+
+def test_copies_are_found_by_content_whatever_their_name(root):
+    (root / "share" / "lab").mkdir(parents=True)
+    shutil.copy(REFERENCE, root / "share" / "lab" / "notes.txt")              # renamed
+    shutil.copy(GRADING_YAML, root / "grading.yaml.bak")
+    edited = REFERENCE.read_bytes().replace(b"def compute_gae", b"def compute_gae_")
+    (root / "share" / "edited.py").write_bytes(edited)                       # not a copy: edited
+    (root / "share" / "tiny.py").write_bytes(b"\n")                          # too small to matter
+    assert found(root) == {"share/lab/notes.txt": REFERENCE, "grading.yaml.bak": GRADING_YAML}
+
+
+def test_compiled_copies_are_found_by_their_code(root):
+    site = root / "lib" / "site-packages"
+    py_compile.compile(str(HIDDEN_GAE), cfile=str(site / "other" / "__pycache__" / "x.cpython-311.pyc"), doraise=True)
+    py_compile.compile(str(REFERENCE), cfile=str(site / "helpers.pyc"), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    size = (site / "helpers.pyc").stat().st_size   # a .pyc of the same size that does not load: no copy, no crash
+    (site / "junk.pyc").write_bytes((site / "helpers.pyc").read_bytes()[:16] + b"\xff" * (size - 16))
+    assert found(root) == {"lib/site-packages/other/__pycache__/x.cpython-311.pyc": HIDDEN_GAE,
+                           "lib/site-packages/helpers.pyc": REFERENCE}
+
+
+def test_the_cache_beside_a_copy_is_hidden_with_it(root):
+    package = root / "autograder" / "bank"
+    package.mkdir(parents=True)
+    shutil.copy(BANK / "gae.py", package / "gae.py")
+    (package / "__pycache__").mkdir()
+    for name in ("gae.cpython-312.pyc", "gae.cpython-311.opt-1.pyc", "gaelic.cpython-312.pyc"):
+        (package / "__pycache__" / name).write_bytes(b"compiled by another interpreter")
+    assert set(found(root)) == {"autograder/bank/gae.py", "autograder/bank/__pycache__/gae.cpython-312.pyc",
+                                "autograder/bank/__pycache__/gae.cpython-311.opt-1.pyc"}
+
+
+def blob_id(path: Path) -> bytes:
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
+
+
+def test_another_checkouts_object_store_is_found_loose_or_packed(root):
+    loose = root / "src" / "lab12" / ".git" / "objects"
+    blob = blob_id(REFERENCE).hex()
+    (loose / blob[:2]).mkdir(parents=True)
+    (loose / blob[:2] / blob[2:]).write_bytes(zlib.compress(b"blob ..."))
+    packed = root / "opt" / "mirror.git" / "objects"
+    (packed / "pack").mkdir(parents=True)
+    ids = sorted([blob_id(BANK / "kl.py"), hashlib.sha1(b"other").digest(), b"\xff" * 20])
+    ends = [sum(i[0] <= b for i in ids) for b in range(256)]
+    (packed / "pack" / "pack-1.idx").write_bytes(b"\377tOc\0\0\0\2" + struct.pack(">256I", *ends) + b"".join(ids))
+    assert found(root) == {"src/lab12/.git/objects": REFERENCE, "opt/mirror.git/objects": BANK / "kl.py"}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_real_clone_is_found_by_its_pack(root):
+    root.mkdir()
+    subprocess.run(["git", "clone", "--quiet", "--no-checkout", "--depth", "1", f"file://{ROOT}", str(root / "c")],
+                   check=True, capture_output=True)
+    if not (ROOT / ".git").exists() or "solutions/rlhf.py" not in subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True).stdout:
+        pytest.skip("not a git checkout")
+    if subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", "solutions"]).returncode:
+        pytest.skip("the reference has uncommitted changes: the clone holds another version")
+    assert "c/.git/objects" in found(root)
+
+
+def test_the_sandbox_hides_copies_under_its_read_roots(root, monkeypatch):
+    (root / "lib").mkdir(parents=True)
+    shutil.copy(REFERENCE, root / "lib" / "kept.py")
+    (root / "lib" / "torch.py").write_text("# not a secret\n" * 10)
+    monkeypatch.setattr(isolation, "read_roots", lambda: [root])
+    argv = isolation.Isolation(bwrap="bwrap").command(root.parent, ["python"], None, 1 << 20)
+    masks = {argv[i + 2] for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == "/dev/null"}
+    assert str(root / "lib" / "kept.py") in masks
+    read = isolation.Isolation(landlock=6).landlock_rules(root.parent)["read"]
+    assert str(root / "lib" / "torch.py") in read and not [p for p in read if p.startswith(str(root / "lib" / "kept"))]
+
+
+def test_the_search_is_memoised_and_skips_the_graders_own_folders(root):
+    (root / "repo" / "solutions").mkdir(parents=True)
+    shutil.copy(REFERENCE, root / "repo" / "solutions" / "rlhf.py")
+    assert secret_files.copies([root], skip=[root / "repo"]) == []
+    shutil.copy(REFERENCE, root / "late.py")
+    assert secret_files.copies([root], skip=[root / "repo"]) == []  # the same process, within SCAN_SECONDS
+    secret_files._searched.clear()
+    assert [c.path for c in secret_files.copies([root], skip=[root / "repo"])] == [root / "late.py"]
+
+
+def test_a_copy_that_only_file_modes_could_hide_refuses_the_grade_naming_it(monkeypatch):
+    """Own uid without bubblewrap or Landlock (LAB12_SOLE_COPY=1): a world-readable copy beside the
+    interpreter cannot be hidden, and the refusal names it first."""
+    bare = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)
+    if not bare.own_uid:
+        pytest.skip("file modes hide nothing from a child of the same uid")
+    place = Path(tempfile.mkdtemp(prefix="lab12-copy-"))
+    try:
+        place.chmod(0o755)
+        shutil.copy(BANK / "gae.py", place / "gae_variants.py")
+        (place / "gae_variants.py").chmod(0o644)
+        monkeypatch.setattr(isolation, "read_roots", lambda: [place])
+        monkeypatch.setenv("LAB12_SOLE_COPY", "1")
+        secret_files._searched.clear()
+        with pytest.raises(preflight.SecretsVisible, match=f"^{place}/gae_variants.py is a copy of the grader's "
+                                                           f"{BANK}/gae.py that submissions could read"):
+            preflight.ensure_secrets_hidden(config.load().limits, [], bare)
+    finally:
+        shutil.rmtree(place)
+        secret_files._searched.clear()
+
+
+def test_the_next_process_reuses_a_search_while_no_folder_changed(root, monkeypatch):
+    (root / "lib" / "deep").mkdir(parents=True)
+    shutil.copy(REFERENCE, root / "lib" / "kept.py")
+    first = secret_files.copies([root])
+    secret_files._searched.clear()  # as a new process: only the cache file is left
+    searched = []
+    real = secret_files._search
+    monkeypatch.setattr(secret_files, "_search", lambda *a: searched.append(1) or real(*a))
+    assert secret_files.copies([root]) == first and not searched
+    secret_files._searched.clear()
+    shutil.copy(BANK / "kl.py", root / "lib" / "deep" / "new.py")  # its folder's time changes
+    assert root / "lib" / "deep" / "new.py" in {c.path for c in secret_files.copies([root])} and searched
