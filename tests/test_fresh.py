@@ -104,10 +104,10 @@ def test_a_private_input_follows_the_default_inputs_visibility():
     cfg = config.load()
     spec = cfg.tests["gae.known_values"]
     assert spec.inputs_visibility == "visible" and cfg.default_inputs_visibility != "visible"
-    shown = scored(spec, "t", ["gae"], Finding(message="wrong", inputs="x"), cfg.default_inputs_visibility)
-    private = scored(spec, "t", ["gae"], Finding(message="wrong", inputs="x", private_inputs=True),
-                     cfg.default_inputs_visibility)
-    assert shown.inputs_visibility == "visible" and private.inputs_visibility == cfg.default_inputs_visibility
+    assert spec.private_inputs_visibility == cfg.default_inputs_visibility
+    shown = scored(spec, "t", ["gae"], Finding(message="wrong", inputs="x"))
+    private = scored(spec, "t", ["gae"], Finding(message="wrong", inputs="x", private_inputs=True))
+    assert shown.input_release == "visible" and private.input_release == cfg.default_inputs_visibility
     assert private.withheld
 
 
