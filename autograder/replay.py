@@ -19,7 +19,7 @@ does, and the calibration shows that the reference passes every criterion on eac
 to spare. At the first answer that differs, or raises, the run trains as it always did: the answers given
 so far cost a fraction of a second. A stale or missing file only costs time.
 
-LAB12_REPLAY=0 in the judge's environment trains every run (benchmarks, and A/B checks of this module).
+AUTOGRADER_REPLAY=0 in the judge's environment trains every run (benchmarks, and A/B checks of this module).
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ import training  # noqa: E402
 
 REPLAYS = ROOT / "autograder" / "data" / "replays.bin"
 # Where a per-token output is padding, by the position of its `mask` argument: never compared.
-MASK_ARG = {"compute_gae": 2, "shaped_rewards": 3}
 COMPARE_GAP = 0.1   # a paced replay compares the answers so far in a gap of at least this many speed units...
 DECODE_GAP = 1.0     # ...and decodes the next LOOKAHEAD recorded calls in one at least this long
 LOOKAHEAD = 20
@@ -64,7 +63,7 @@ def outcome(key: Hashable, parts, train: Callable[[], dict], rtol: float, atol: 
     functions = {f.name: f for f in vars(parts).values() if isinstance(f, RemoteFunction)}
     if _RECORDING is not None:
         return _record(key, functions, train)
-    if os.environ.get("LAB12_REPLAY") == "0":
+    if os.environ.get("AUTOGRADER_REPLAY") == "0":
         return train()
     shipped = shipped_runs().get(repr(key))
     if shipped is not None and functions:
@@ -118,7 +117,8 @@ def _answers_match(run: "ShippedRun", functions: dict[str, RemoteFunction], rtol
 
 
 def _answer_matches(call: dict, value, grads, rtol: float, atol: float) -> bool:
-    mask = call["args"][MASK_ARG[call["fn"]]].bool() if call["fn"] in MASK_ARG else None
+    where = config.current().contract[call["fn"]].mask_index  # per-token outputs: compared where the mask is 1
+    mask = call["args"][where].bool() if where is not None else None
     return _close(value, call["value"], mask, rtol, atol) and _close(grads, call["grads"], None, rtol, atol, zeros=True)
 
 

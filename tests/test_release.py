@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from autograder import config
 from autograder.paths import REFERENCE, ROOT
 from autograder.release import guard
 from autograder.release.engine import engine_modules
 from autograder.release.pipeline import Sources, build_release, check_student_files
 from autograder.release.public_config import visible_tests
 
-CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss", "ppo_value_loss",
-            "kl_estimate", "shaped_rewards")
+CONTRACT = config.load().functions
 
 
 @pytest.fixture(scope="module")

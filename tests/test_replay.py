@@ -167,6 +167,6 @@ def test_a_submission_that_tells_a_replay_from_its_training_gets_what_its_traini
     details = [t.finding.details for t in replayed.tests]
     assert not any("recorded run" in d for d in details), details
     assert not {t.id: t for t in replayed.tests}["e2e.kl_penalty"].passed
-    monkeypatch.setenv("LAB12_REPLAY", "0")
+    monkeypatch.setenv("AUTOGRADER_REPLAY", "0")
     trained = grade(path, only={"e2e"})
     assert [(t.id, t.score) for t in replayed.tests] == [(t.id, t.score) for t in trained.tests]

@@ -24,7 +24,7 @@ from pathlib import Path
 from autograder.batch.fingerprint import grader_version
 from autograder.outcome import part_table
 
-TEMP_PREFIX = "lab12-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
+TEMP_PREFIX = "autograder-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
 
 
 def run_job(job: dict) -> dict:

@@ -14,7 +14,8 @@ def _digits(x: float) -> str:
 
 def _remember(rewards) -> bool:
     """True once a hidden input with a number of 4 or more significant digits has been seen."""
-    if not _seen and list(rewards.shape) != _PUBLIC_SHAPE and any(len(_digits(x)) >= 4 for x in rewards.flatten().tolist()):
+    long = any(len(_digits(x)) >= 4 for x in rewards.flatten().tolist())
+    if not _seen and list(rewards.shape) != _PUBLIC_SHAPE and long:
         _seen.append(rewards.flatten().clone())
     return bool(_seen)
 
