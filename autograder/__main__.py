@@ -18,7 +18,7 @@ from pathlib import Path
 from autograder import paths
 from autograder.commands.common import EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
 
-COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "starter", "build-sft")
+COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "refresh", "starter", "build-sft")
 DESCRIPTION = "Grade a lab's submissions, one or a whole class, and build what students and graders get."
 EXAMPLES = """examples:
   python -m autograder grade rlhf.py --out report/          grade one submission

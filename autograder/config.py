@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from autograder.paths import GRADING_YAML
+from autograder.lab_folder import GRADING_YAML
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's, least visible first
 

@@ -8,20 +8,20 @@ its checks, e2e tests, bank, data files, hooks). The repository's root is Lab 12
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from autograder.lab_folder import GRADING_YAML, LAB, ROOT
+
+__all__ = ["ASSIGNMENT", "ENGINE", "GRADING", "GRADING_YAML", "LAB", "ROOT", "SOLUTIONS", "use_world"]  # + __getattr__
+
 ENGINE = Path(__file__).resolve().parent          # this package: knows no lab
-ROOT = ENGINE.parent                              # the repository (in a bundle: the bundle's folder)
-LAB = Path(os.environ.get("AUTOGRADER_LAB") or ROOT).resolve()
 ASSIGNMENT = LAB / "assignment"       # what students get: the given world, the starter, public tests
 if not ASSIGNMENT.is_dir():           # the student bundle: the world sits next to the bundled engine
     ASSIGNMENT = LAB
 SOLUTIONS = LAB / "solutions"         # the hidden reference
 GRADING = LAB / "grading"             # the lab's grader package (loaded by path: registry.lab())
-GRADING_YAML = LAB / "grading.yaml"
 
 
 def __getattr__(name: str) -> Any:

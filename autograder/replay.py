@@ -4,7 +4,7 @@ A PPO run of an e2e test calls the functions under test about 1,300 times; every
 the forward and backward passes, the evaluation) is the judge's own deterministic code. The reference's
 runs are recorded once, in a grade of the reference: every call's inputs, the answer (value and gradients),
 the judge's time before each call (autograder/replay_pace.py) and the run's outcome (history and final
-evaluation), in autograder/data/replays.bin (wire frames, compressed; `python -m autograder.replay`
+evaluation), in autograder/data/replays.bin (wire frames, compressed; `python -m autograder refresh`
 rewrites it, tests/test_replay.py checks it is current).
 
 Before training a run, a grade sends the submission the recorded calls in order, as its own training
@@ -270,6 +270,14 @@ def read(path: Path = REPLAYS) -> tuple[str, dict[str, ShippedRun]]:
         runs[run["key"]] = ShippedRun(run["outcome"], run["calls"], rest[:run["bytes"]], pace)
         rest = rest[run["bytes"]:]
     return header["fingerprint"], runs
+
+
+def is_current(path: Path = REPLAYS) -> bool:
+    """The shipped runs match this world, baseline, reference and e2e settings (`python -m autograder refresh`)."""
+    try:
+        return read(path)[0] == fingerprint()
+    except (OSError, wire.WireError, EOFError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def shipped_runs() -> dict[str, ShippedRun]:

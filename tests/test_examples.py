@@ -59,7 +59,7 @@ def finding(check: checks.Check, functions: dict, live: bool, monkeypatch) -> tu
 def test_the_shipped_file_is_current_and_covers_every_property_check():
     data = json.loads(examples.DATA_FILE.read_text())
     assert data["fingerprint"] == examples.fingerprint(), \
-        "autograder/checks/hidden/examples.json is stale: run `python -m autograder.checks.hidden.examples`"
+        "autograder/checks/hidden/examples.json is stale: run `python -m autograder refresh`"
     examples.DRAWN.clear()
     reference = load_reference()
     for check in HIDDEN:

@@ -103,7 +103,7 @@ def test_handout_teaches_every_function_and_its_points(built, raw):
         if isinstance(node, ast.FunctionDef):
             assert f"def {node.name}(" in readme
             assert ast.get_docstring(node).splitlines()[0] in readme  # the math and shapes, from the docstring
-    for part in raw["parts"]:
+    for part in config.load().parts:
         points = sum(spec["points"] for t, spec in raw["tests"].items() if t.startswith(part + "."))
         assert f"`{part}`: " in readme and f"({points:g} points" in readme
     for name in raw["e2e"]:

@@ -29,7 +29,7 @@ def ppo_run_keys(cfg: config.Config) -> set[str]:
 def test_the_shipped_runs_are_current_and_cover_every_ppo_run():
     cfg = config.load()
     stamp, runs = replay.read()
-    assert stamp == replay.fingerprint(), "stale: run `python -m autograder.replay`"
+    assert stamp == replay.fingerprint(), "stale: run `python -m autograder refresh`"
     assert set(runs) == ppo_run_keys(cfg)
     assert repr(ppo_key(cfg.e2e["kl_penalty"])) in runs
     for run in runs.values():  # a gap before each call and after the last, in speed units
