@@ -88,6 +88,26 @@ def test_shrinking_stops_at_its_budget():
     assert shrink.spent() and shrink.failure is first
 
 
+def test_for_all_stops_calling_the_body_once_shrinking_is_spent():
+    """A failure on every input would shrink for long; past shrink_examples the body is not called again, and
+    the failure reported is a real one (the last the body raised)."""
+    from hypothesis import strategies as st
+
+    from autograder.checks import Context
+    from autograder.checks.tools import for_all
+    settings = {**dict(config.load().hypothesis), "shrink_examples": 5, "shrink_seconds": 60}
+    calls = []
+
+    def body(example):
+        calls.append(example)
+        raise CheckFailed(f"fails on {example}")
+    ctx = Context(sub=None, ref=None, hypothesis=settings)
+    with pytest.raises(CheckFailed) as failure:
+        for_all(ctx, st.lists(st.integers(0, 10 ** 6), min_size=20, max_size=40), body)
+    assert len(calls) <= 1 + 5
+    assert str(failure.value) == f"fails on {calls[-1]}"
+
+
 def _submission(tmp_path, body: str):
     source = REFERENCE.read_text() + "\n\n" + body
     path = tmp_path / "rlhf.py"
@@ -105,6 +125,7 @@ def hog():
         proc.wait()
 
 
+@pytest.mark.slow
 def test_a_call_is_limited_by_its_cpu_not_by_the_machines_load(tmp_path, hog):
     """A call that needs ~1 s of CPU under a 1.5 s CPU limit passes however long the busy machine takes;
     one that needs more CPU fails with the CPU limit's sentence."""
