@@ -179,3 +179,19 @@ def test_an_exhausted_budget_fails_later_calls_at_once(tmp_path):
             sub.call("kl_estimate", torch.zeros(2), torch.zeros(2))
     finally:
         sub.close()
+
+
+def test_progress_gets_the_grade_so_far_after_each_test(tmp_path):
+    """What a platform that kills the grade finds: every test already run, the others marked as stopped."""
+    from autograder.grade import STOPPED, grade
+    from autograder.results import write_results
+    snapshots = []
+
+    def progress(so_far):
+        snapshots.append([t.finding.message for t in so_far.tests])
+        write_results(so_far, tmp_path / "results.json")
+    result = grade(REFERENCE, only={"gae"}, mode="self_check", progress=progress)
+    assert len(snapshots) == len(result.tests) >= 1
+    assert snapshots[0].count(STOPPED.message) == len(result.tests) - 1
+    assert snapshots[-1] == [t.finding.message for t in result.tests]
+    assert (tmp_path / "results.json").is_file() and not list(tmp_path.glob(".*.tmp"))
