@@ -338,8 +338,11 @@ class Child:
 
     # ------------------------------------------------------------------ processes
     def cpu_seconds(self) -> float:
-        """CPU seconds of the child's live process tree, user and system, its reaped descendants' included
-        (/proc/PID/stat, one read per process: ~30 us)."""
+        """CPU seconds of the child: its cgroup leaf's (every process it started, wherever reparented), else its
+        live process tree's, user and system, its reaped descendants' included (/proc/PID/stat: ~30 us a process)."""
+        in_leaf = self.leaf.cpu_seconds() if self.leaf is not None else None
+        if in_leaf is not None:
+            return in_leaf
         ticks = 0
         for pid in self._tree():
             try:
