@@ -154,7 +154,7 @@ def test_a_call_that_sleeps_meets_the_wall_backstop(tmp_path):
     path = _submission(tmp_path, """
 import time as _time
 def kl_estimate(logp, ref_logp, kind="k1"):
-    _time.sleep(30)
+    _time.sleep(300)
     return logp - ref_logp
 """)
     import torch
@@ -165,7 +165,7 @@ def kl_estimate(logp, ref_logp, kind="k1"):
         started = time.monotonic()
         with pytest.raises(SubmissionError, match="did not finish within 1 s of wall-clock time while using less"):
             sub.call("kl_estimate", x, x)
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 120  # cut by the 1 s backstop, not the 300 s sleep (a busy machine)
     finally:
         sub.close()
 
