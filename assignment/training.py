@@ -23,10 +23,6 @@ import torch
 from lab_helpers import DigitRM, ValueModel, digit_counts, gold_score, masked_whiten, sft_loss
 from tinylm import TinyLM, decode_responses, make_batch, reward, sample, sequence_logprobs
 
-CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss",
-            "ppo_value_loss", "kl_estimate", "shaped_rewards")
-
-
 @dataclass(frozen=True)
 class Parts:
     """The seven functions of the student contract (see rlhf.py for what each computes)."""
@@ -49,6 +45,9 @@ class Parts:
     def replace(self, **functions: Callable) -> "Parts":
         """A copy with some functions swapped (e.g. the reference for the parts not under test)."""
         return dataclasses.replace(self, **functions)
+
+
+CONTRACT = tuple(f.name for f in dataclasses.fields(Parts))  # the seven function names, in rlhf.py's order
 
 
 def probe_inputs() -> dict[str, tuple]:

@@ -1,4 +1,4 @@
-"""`python -m autograder COMMAND ...`: the Lab 12 grader's commands.
+"""`python -m autograder [--lab DIR] COMMAND ...`: the engine's commands, for the lab in DIR (default: the repository).
 
 Each command module (autograder/commands/<command>.py) defines HELP (one line), EXAMPLES (shown by
 --help), `add_arguments(parser)` and `main(args) -> int`; autograder/commands/common.py holds what
@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
+import subprocess
 import sys
+from pathlib import Path
 
+from autograder import paths
 from autograder.commands.common import EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
 
-COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "starter", "build-sft")
-DESCRIPTION = "Grade Lab 12 (RLHF) submissions, one or a whole class, and build what students and graders get."
+COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "refresh", "starter", "build-sft")
+DESCRIPTION = "Grade a lab's submissions, one or a whole class, and build what students and graders get."
 EXAMPLES = """examples:
   python -m autograder grade rlhf.py --out report/          grade one submission
   python -m autograder grade-all submissions/ --out grades/ grade a class: gradebook.csv, class_report.html
@@ -27,9 +31,9 @@ def version() -> str:
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as installed
     try:
-        return f"lab12-autograder {installed('lab12-autograder')}"
+        return f"llm-labs-autograder {installed('llm-labs-autograder')}"
     except PackageNotFoundError:
-        return "lab12-autograder (not installed as a package: version unknown)"
+        return "llm-labs-autograder (not installed as a package: version unknown)"
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -37,6 +41,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     parser = Parser(prog="python -m autograder", description=DESCRIPTION, epilog=f"{EXAMPLES}\n\n{EXIT_CODES}",
                     formatter_class=layout)
     parser.add_argument("--version", action="version", version=version())
+    parser.add_argument("--lab", type=Path, metavar="DIR",
+                        help="the lab folder to work on: its grading.yaml, assignment/, solutions/, release/ and "
+                             "grading/ (default: the repository's own lab)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     modules = {}
     for name in COMMANDS:
@@ -57,6 +64,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 def main(argv: list[str] | None = None) -> int:
     parser, modules = build_parser()
     args = parser.parse_args(argv)
+    if args.lab is not None and args.lab.resolve() != paths.LAB:
+        return _run_for_lab(args.lab, sys.argv[1:] if argv is None else argv)
     module = modules[args.command]
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops a command like Ctrl-C does
     try:
@@ -68,6 +77,17 @@ def main(argv: list[str] | None = None) -> int:
         return INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _run_for_lab(lab: Path, argv: list[str]) -> int:
+    """Run the command again in a process whose every import sees `lab` (AUTOGRADER_LAB, inherited by the judge's
+    lanes and children), so no module holds the default lab's paths."""
+    if not (lab / "grading.yaml").is_file():
+        return report_error(f"--lab {lab}: not a lab folder (it holds no grading.yaml)")
+    os.environ["AUTOGRADER_LAB"] = str(lab.resolve())
+    rest = [a for i, a in enumerate(argv) if a != "--lab" and not a.startswith("--lab=")
+            and not (i > 0 and argv[i - 1] == "--lab")]
+    return subprocess.run([sys.executable, "-m", "autograder", *rest]).returncode
 
 
 def _interrupt(signum, frame) -> None:

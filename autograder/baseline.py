@@ -12,7 +12,7 @@ that RM (the PPO tests' starting point). Computing them costs about 3 s of CPU p
 Each returns exactly (bit for bit) what the computation returns, from the shipped file when it holds
 that setting and its fingerprint matches (a hash of the world files, the SFT checkpoint, the
 reference's code and torch's version), else by computing it (cached for the process). Nothing else
-changes: a stale or missing file only costs time. `python -m autograder.baseline` rewrites the file
+changes: a stale or missing file only costs time. `python -m autograder refresh` rewrites the file
 for grading.yaml's settings; tests/test_baseline.py checks it is current and (slow) recomputes it.
 """
 
@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from autograder import config
 from autograder.paths import ASSIGNMENT, REFERENCE, use_world
 
 use_world()
@@ -36,7 +37,6 @@ import training  # noqa: E402
 DATA_FILE = Path(__file__).resolve().parent / "data" / "baseline.json"
 EVAL_SEED_OFFSET = 10_000  # evaluation prompts never overlap the training seeds' prompts
 RM_TEST = "reward_model"   # the PPO tests optimise against the reference RM trained with this e2e test's data
-WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")
 RMKey = tuple  # (seed, n_prompts, K, steps, lr): the reward_model test's settings
 
 
@@ -95,7 +95,7 @@ def computed_sft_evaluation(rm_key: RMKey, n: int, seed: int) -> dict:
 def fingerprint() -> str:
     """sha256 of everything the three values depend on besides their arguments."""
     h = hashlib.sha256(f"torch {torch.__version__}\n".encode())
-    for name in WORLD_FILES:
+    for name in config.current().world:
         h.update(name.encode() + b"\0" + (ASSIGNMENT / name).read_bytes())
     h.update(b"reference\0" + (code_of(REFERENCE) if REFERENCE.is_file() else "absent").encode())
     return h.hexdigest()

@@ -12,6 +12,7 @@ tests/test_config.py checks that the two agree.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from autograder.paths import GRADING_YAML
+from autograder.lab_folder import GRADING_YAML
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's, least visible first
 
@@ -125,15 +126,48 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class ContractFunction:
+    """One contract function, as grading.yaml `contract` declares it."""
+
+    part: str = doc("the part whose tests grade it")
+    parameters: tuple[str, ...] = doc("its parameters in order (the reference's signature)")
+    returns: str = doc('"scalar", or "like ARG" (a tensor of the shape of argument ARG), several joined by ", "')
+    mask: str = doc("the parameter marking where a per-token output is padding: answers are compared where it "
+                    "is 1", "")
+
+    def shapes(self, args: tuple) -> Any:
+        """The shape(s) it must return for these positional arguments: () per scalar, a tuple per "like ARG"."""
+        shapes = tuple(() if item == "scalar" else tuple(args[self.parameters.index(item[5:])].shape)
+                       for item in (x.strip() for x in self.returns.split(",")))
+        return shapes if len(shapes) > 1 else shapes[0]
+
+    @property
+    def mask_index(self) -> int | None:
+        return self.parameters.index(self.mask) if self.mask else None
+
+
+@dataclass(frozen=True)
+class LeaderboardColumn:
+    name: str = doc("the column's title on Gradescope's leaderboard")
+    test: str = doc("the e2e test that measures it (e2e.NAME)")
+    metric: str = doc("the measurement's key in that test's metrics")
+    order: str = doc("asc or desc: how Gradescope sorts the column", "desc")
+
+
+@dataclass(frozen=True)
 class Batch:
     job_seconds: float = doc("grade-all: a worker still grading one submission after this long is stopped")
 
 
 @dataclass(frozen=True)
 class Config:
-    assignment: str = doc("the lab's title")
+    lab: str = doc("the lab's name, a Python identifier: its grading package's module name, nbgrader's "
+                   "assignment name")
+    title: str = doc("the lab's title, atop every report")
     submission: str = doc("the file students submit (a notebook defining the same functions is accepted)")
-    parts: dict[str, list[str]] = doc("part -> the contract functions it grades")
+    world: tuple[str, ...] = doc("the given world's files, under assignment/ (copied beside every submission)")
+    contract: dict[str, ContractFunction] = doc("the functions students write, in the starter's order: name -> part, "
+                                        "parameters, returns, mask")
     default_visibility: str = doc("visibility of tests that set none: hidden, after_due_date, "
                                   "after_published or visible")
     default_inputs_visibility: str = doc("inputs_visibility of tests that set none")
@@ -143,8 +177,9 @@ class Config:
     calibration: Calibration = doc("policy of `python -m autograder calibrate`")
     limits: Limits = doc("limits of the sandboxed child and of a whole grade")
     batch: Batch = doc("grade-all")
-    leaderboard: bool = doc("write Gradescope leaderboard entries (gold gain, RM accuracy) into results.json",
+    leaderboard: bool = doc("write Gradescope leaderboard entries (`leaderboard_columns`) into results.json",
                             False)
+    leaderboard_columns: tuple[LeaderboardColumn, ...] = doc("the leaderboard's columns: e2e measurements", ())
     source: str = "grading.yaml"   # where it was read from (for messages)
     lines: Mapping[str, int] = field(default_factory=dict, repr=False)  # "limits.memory_mb" -> line
 
@@ -153,15 +188,30 @@ class Config:
         return self.limits.grade_seconds
 
     @property
-    def contract(self) -> tuple[str, ...]:
-        """Every contract function, in the order of `parts`."""
-        return tuple(fn for fns in self.parts.values() for fn in fns)
+    def functions(self) -> tuple[str, ...]:
+        """Every contract function, in the contract's order."""
+        return tuple(self.contract)
+
+    @property
+    def parts(self) -> dict[str, list[str]]:
+        """part -> the contract functions it grades, in the contract's order."""
+        parts: dict[str, list[str]] = {}
+        for name, fn in self.contract.items():
+            parts.setdefault(fn.part, []).append(name)
+        return parts
 
     def where(self, key: str) -> str:
         """"grading.yaml:57" for a dotted key (the nearest enclosing key that has a line)."""
         while key and key not in self.lines:
             key = key.rpartition(".")[0]
         return f"{self.source}:{self.lines[key]}" if key else self.source
+
+
+@functools.lru_cache(maxsize=None)
+def current() -> Config:
+    """The lab's grading.yaml as read once in this process: for the facts no grade changes (its contract, the
+    submission's name, its world); a grade's own settings come from the Config it is given."""
+    return load()
 
 
 def load(path: Path = GRADING_YAML) -> Config:
@@ -184,7 +234,26 @@ def load(path: Path = GRADING_YAML) -> Config:
     e2e = {name: reader.e2e(name, spec) for name, spec in reader.mapping(raw.get("e2e"), "e2e").items()}
     cfg = dataclasses.replace(cfg, e2e=e2e, source=path.name, lines=lines,
                               tests={**tests, **{f"e2e.{n}": _e2e_test_spec(n, s) for n, s in e2e.items()}})
+    _check_contract(cfg, reader)
     return _resolve_visibility(cfg, reader)
+
+
+def _check_contract(cfg: Config, reader: "_Reader") -> None:
+    """Each function's `returns` and `mask` name its parameters; each leaderboard column, an e2e test."""
+    if not cfg.lab.isidentifier():
+        raise reader.error("lab", f"must be a Python identifier (got {cfg.lab!r})")
+    for name, fn in cfg.contract.items():
+        for item in (x.strip() for x in fn.returns.split(",")):
+            if item != "scalar" and not (item.startswith("like ") and item[5:] in fn.parameters):
+                raise reader.error(f"contract.{name}.returns", f'"{item}": expected "scalar" or "like PARAMETER" '
+                                   f"(parameters: {', '.join(fn.parameters)})")
+        if fn.mask and fn.mask not in fn.parameters:
+            raise reader.error(f"contract.{name}.mask", f"{fn.mask!r} is not one of its parameters")
+    for i, column in enumerate(cfg.leaderboard_columns):
+        if column.test not in cfg.tests or not column.test.startswith("e2e."):
+            raise reader.error("leaderboard_columns", f"column {i + 1}: {column.test!r} is not an e2e test here")
+        if column.order not in ("asc", "desc"):
+            raise reader.error("leaderboard_columns", f"column {i + 1}: order must be asc or desc")
 
 
 def _e2e_test_spec(name: str, spec: E2ESpec) -> TestSpec:

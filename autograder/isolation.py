@@ -21,11 +21,11 @@ Layers, each used when available and named in the report when missing:
   seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts, SysV IPC, POSIX queues,
                memfd, file locks, inotify refused: the audit is its docstring).
   cgroup v2    memory.max, memory.swap.max and pids.max for the child's leaf; used when a delegated
-               folder is found: $LAB12_CGROUP, <cgroup2 mount>/lab12 (docs/isolation.md shows how to
+               folder is found: $AUTOGRADER_CGROUP, <cgroup2 mount>/autograder (docs/isolation.md shows how to
                make it) or the judge's own cgroup, whichever has memory and pids in cgroup.subtree_control.
                Without it the judge polls memory (PSS of the child's process tree, every 0.2 s).
-LAB12_SANDBOX=rlimits forces the weakest level, without bubblewrap or Landlock (tests of degradation:
-never for real grades, which the secrets preflight then refuses); LAB12_SANDBOX=bwrap makes a
+AUTOGRADER_SANDBOX=rlimits forces the weakest level, without bubblewrap or Landlock (tests of degradation:
+never for real grades, which the secrets preflight then refuses); AUTOGRADER_SANDBOX=bwrap makes a
 missing bubblewrap an error (CI and Gradescope set-up must not degrade silently). Whatever the level,
 a real grade first runs autograder/preflight.py: a probe started exactly like the child must find no
 secret readable, or the grade is refused.
@@ -57,7 +57,7 @@ PROC = (Path("/proc/self"), Path("/proc/cpuinfo"))  # Landlock: the child's own 
 
 
 class IsolationError(Exception):
-    """LAB12_SANDBOX asks for a level this machine cannot give."""
+    """AUTOGRADER_SANDBOX asks for a level this machine cannot give."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def hidden() -> list[Path]:
 @functools.lru_cache(maxsize=1)
 def detect() -> Isolation:
     """Probe the machine once: which layers work here."""
-    wanted = os.environ.get("LAB12_SANDBOX", "auto")
+    wanted = os.environ.get("AUTOGRADER_SANDBOX", "auto")
     notes = []
     program = seccomp.program()
     if program is None:
@@ -193,7 +193,7 @@ def detect() -> Isolation:
         if problem is None:
             iso = replace(iso, bwrap=found)
         elif wanted == "bwrap":
-            raise IsolationError(f"LAB12_SANDBOX=bwrap but {problem}")
+            raise IsolationError(f"AUTOGRADER_SANDBOX=bwrap but {problem}")
         else:
             notes.append(problem)
     return replace(iso, notes=tuple(notes))
@@ -201,7 +201,7 @@ def detect() -> Isolation:
 
 def _probe(iso: Isolation) -> str | None:
     """Start the real sandbox once with a trivial program; None when it works, else what went wrong."""
-    home = Path(tempfile.gettempdir()) / f"lab12-probe-{uuid.uuid4().hex[:8]}"
+    home = Path(tempfile.gettempdir()) / f"autograder-probe-{uuid.uuid4().hex[:8]}"
     home.mkdir(mode=0o755)
     try:
         argv = iso.command(home, [sys.executable, "-I", "-S", "-c", ""], None, 1 << 20)
@@ -228,8 +228,8 @@ def find_cgroup() -> Path | None:
                    if line.startswith("0::"))
     except (OSError, StopIteration):
         pass
-    candidates = [Path(os.environ["LAB12_CGROUP"])] if os.environ.get("LAB12_CGROUP") else []
-    candidates += [mount / "lab12", mount / own.lstrip("/")]
+    candidates = [Path(os.environ["AUTOGRADER_CGROUP"])] if os.environ.get("AUTOGRADER_CGROUP") else []
+    candidates += [mount / "autograder", mount / own.lstrip("/")]
     for folder in candidates:
         try:
             enabled = set((folder / "cgroup.subtree_control").read_text().split())
@@ -244,7 +244,7 @@ class CgroupLeaf:
     """The child's own cgroup under a delegated folder: memory and process limits, OOM count, kill-all."""
 
     def __init__(self, parent: Path, memory_bytes: int, processes: int):
-        self.path = parent / f"lab12-{uuid.uuid4().hex[:12]}"
+        self.path = parent / f"autograder-{uuid.uuid4().hex[:12]}"
         self.path.mkdir()
         for name, value in (("memory.max", memory_bytes), ("memory.swap.max", 0), ("pids.max", processes)):
             if (self.path / name).exists():

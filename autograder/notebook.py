@@ -142,7 +142,7 @@ def notebook_to_module_file(path: Path) -> Path:
     """Convert the notebook in a bounded subprocess (the module docstring), write its source as rlhf.py in a
     temporary folder (removed at exit) and return that path. NotebookError says why it could not."""
     source = bounded_source(Path(path))
-    folder = Path(tempfile.mkdtemp(prefix="lab12-notebook-"))
+    folder = Path(tempfile.mkdtemp(prefix="autograder-notebook-"))
     atexit.register(shutil.rmtree, folder, True)
     module = folder / "rlhf.py"
     module.write_text(source, encoding="utf-8")

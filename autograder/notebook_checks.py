@@ -40,7 +40,7 @@ def grade_part(source: str, part: str):
     from autograder.grade import grade
     key = (source, part)
     if key not in _graded:
-        with tempfile.TemporaryDirectory(prefix="lab12-cell-") as folder:
+        with tempfile.TemporaryDirectory(prefix="autograder-cell-") as folder:
             module = Path(folder) / "rlhf.py"
             module.write_text(source, encoding="utf-8")
             _graded[key] = grade(module, only={part}, mode="self_check", lane_count=1)  # one judge: no fork

@@ -1,22 +1,42 @@
-"""Where things live in the repository, and how the trusted side imports the given world."""
+"""Where things live: the engine, and the lab it grades (a folder), and how the judge imports the lab's world.
+
+A lab is a folder (docs/labs.md): `grading.yaml`, `assignment/` (the given world, the starter, public tests),
+`solutions/` (the hidden reference), `release/` (bundle recipes) and `grading/` (the lab's grader package:
+its checks, e2e tests, bank, data files, hooks). The repository's root is Lab 12's folder; `--lab DIR`
+(AUTOGRADER_LAB in the environment, inherited by every judge process) grades another.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENT = ROOT / "assignment"      # what students get: the given world, the starter, public tests
+from autograder.lab_folder import GRADING_YAML, LAB, ROOT
+
+__all__ = ["ASSIGNMENT", "ENGINE", "GRADING", "GRADING_YAML", "LAB", "ROOT", "SOLUTIONS", "use_world"]  # + __getattr__
+
+ENGINE = Path(__file__).resolve().parent          # this package: knows no lab
+ASSIGNMENT = LAB / "assignment"       # what students get: the given world, the starter, public tests
 if not ASSIGNMENT.is_dir():           # the student bundle: the world sits next to the bundled engine
-    ASSIGNMENT = ROOT
-SOLUTIONS = ROOT / "solutions"        # the hidden reference
-REFERENCE = SOLUTIONS / "rlhf.py"
-STARTER = ASSIGNMENT / "rlhf.py"
-GRADING_YAML = ROOT / "grading.yaml"
-WORLD_FILES = ("tinylm.py", "lab_helpers.py", "training.py", "sft.pt")  # the given world, under ASSIGNMENT
+    ASSIGNMENT = LAB
+SOLUTIONS = LAB / "solutions"         # the hidden reference
+GRADING = LAB / "grading"             # the lab's grader package (loaded by path: registry.lab())
+
+
+def __getattr__(name: str) -> Any:
+    """REFERENCE, STARTER (the submission's file in solutions/ and assignment/) and WORLD_FILES, from grading.yaml."""
+    from autograder import config
+    if name == "REFERENCE":
+        return SOLUTIONS / config.current().submission
+    if name == "STARTER":
+        return ASSIGNMENT / config.current().submission
+    if name == "WORLD_FILES":
+        return config.current().world
+    raise AttributeError(name)
 
 
 def use_world() -> None:
-    """Make the given world (tinylm, lab_helpers, training) importable by name, as students import it."""
+    """Make the given world (its modules, e.g. tinylm) importable by name, as students import it."""
     if str(ASSIGNMENT) not in sys.path:
         sys.path.insert(0, str(ASSIGNMENT))

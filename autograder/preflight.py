@@ -16,7 +16,7 @@ process, the search for copies (secret_files.py).
 Without bubblewrap and Landlock only file modes hide the secrets, and they cover only the copy checked
 here: another world-readable checkout or bundle elsewhere on the disk would be found by a submission
 that searches it. That level is refused too, unless the machine is known to hold no other copy:
-LAB12_SOLE_COPY=1, which the Gradescope bundle's run_autograder sets (its container holds one copy, the
+AUTOGRADER_SOLE_COPY=1, which the Gradescope bundle's run_autograder sets (its container holds one copy, the
 one it locks). A copy found beside the interpreter cannot be hidden there: the grade is refused, naming it.
 """
 
@@ -51,11 +51,11 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
     secrets = secret_paths(extra)
     if not secrets:
         return
-    if not iso.bwrap and not iso.landlock and os.environ.get("LAB12_SOLE_COPY") != "1":
+    if not iso.bwrap and not iso.landlock and os.environ.get("AUTOGRADER_SOLE_COPY") != "1":
         raise SecretsVisible("without bubblewrap or Landlock only file modes could hide the grader's files, and "
                              f"only this copy of them ({iso.describe()}): install bubblewrap (apt install "
                              "bubblewrap) or use Linux >= 5.13 with Landlock enabled; where this machine holds no "
-                             "other copy of the grader (a container), LAB12_SOLE_COPY=1 accepts file modes")
+                             "other copy of the grader (a container), AUTOGRADER_SOLE_COPY=1 accepts file modes")
     copies = isolation.secret_copies()
     try:
         probe = Child(None, limits, iso, program="probe.py")

@@ -18,7 +18,7 @@ def load_reference() -> ModuleType:
     """The reference module (loaded once per process)."""
     if not REFERENCE.is_file():
         raise NoReference(f"the reference {REFERENCE} is not here: only the self-check can run")
-    spec = importlib.util.spec_from_file_location("lab12_reference", REFERENCE)
+    spec = importlib.util.spec_from_file_location("lab_reference", REFERENCE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

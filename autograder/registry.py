@@ -15,9 +15,19 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 LAB_MODULE = "autograder.lab12"   # the lab this engine grades
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file the lab ships that is computed from its code (`python -m autograder refresh` rewrites it)."""
+
+    path: Path
+    is_current: Callable[[], bool]   # it matches what it is computed from (a fingerprint)
+    write: Callable[[], object]      # compute and write it
 
 
 @dataclass(frozen=True)
@@ -27,6 +37,7 @@ class Lab:
     probe_inputs: Callable[[], dict[str, tuple]]       # a tiny valid input per contract function
     diagnose: Callable[..., str]                       # (part, failure, reference, ask) -> hint or ""
     plot: Callable[[str, dict, tuple[str, ...]], list[tuple[str, bytes]]]  # (test, histories, metrics) -> PNGs
+    data_files: tuple[DataFile, ...] = ()  # in the order they are computed (a later one may read an earlier one)
 
 
 _LAB: Lab | None = None

@@ -26,41 +26,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable
 
 import torch
 
-from autograder import textsafe
+from autograder import config, textsafe
 from autograder.budget import Budget
 from autograder.config import Limits
 from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, SandboxError
 
-CONTRACT = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss",
-            "ppo_value_loss", "kl_estimate", "shaped_rewards")
-
-
-# The shape each contract function must return, from its tensor arguments (solutions/rlhf.py):
-# () for a loss; (advantages, returns) of rewards' shape; kl and shaped rewards of logp's shape.
-SHAPES: dict[str, Callable[..., tuple]] = {
-    "bradley_terry_loss": lambda *a: (),
-    "ranking_loss": lambda *a: (),
-    "ppo_policy_loss": lambda *a: (),
-    "ppo_value_loss": lambda *a: (),
-    "compute_gae": lambda rewards, *a: (tuple(rewards.shape), tuple(rewards.shape)),
-    "kl_estimate": lambda logp, *a: tuple(logp.shape),
-    "shaped_rewards": lambda scores, logp, *a: tuple(logp.shape),
-}
-# The contract's parameters, in order (solutions/rlhf.py's signatures; tests/test_purity.py checks that they
-# agree): the names the grader's sentences use, and `mask`, which marks where a per-token output is padding.
-PARAMETERS: dict[str, tuple[str, ...]] = {
-    "bradley_terry_loss": ("r_better", "r_worse"),
-    "ranking_loss": ("rewards", "ranking"),
-    "compute_gae": ("rewards", "values", "mask", "gamma", "lam"),
-    "ppo_policy_loss": ("logp", "old_logp", "advantages", "mask", "clip_eps"),
-    "ppo_value_loss": ("values", "old_values", "returns", "mask", "clip_eps"),
-    "kl_estimate": ("logp", "ref_logp", "kind"),
-    "shaped_rewards": ("scores", "logp", "ref_logp", "mask", "beta", "kind"),
-}
 TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 REASK_EVERY = 4  # the n-th answer of a test is asked again when n is a power of this (1, 4, 16, 64, ...)
 
@@ -89,9 +62,15 @@ class SubmissionError(Exception):
         return SubmissionError(str(self), self.kind, self.exc_type, self.detail, private_inputs=True)
 
 
+def parameter_names(fn: str) -> tuple[str, ...]:
+    """The contract function's parameters, in order (grading.yaml `contract`); () for any other name."""
+    spec = config.current().contract.get(fn)
+    return spec.parameters if spec is not None else ()
+
+
 def mutation_error(fn: str, argument: int | str) -> SubmissionError:
     """The grader's sentence for a call that wrote into its argument (a position, or a keyword)."""
-    names = PARAMETERS.get(fn, ())
+    names = parameter_names(fn)
     name = argument if isinstance(argument, str) else names[argument] if argument < len(names) else \
         f"number {argument + 1}"
     return SubmissionError(f"{fn} modified its argument {name} in place: the contract asks that a function never "
@@ -115,8 +94,11 @@ def reasked(n: int) -> bool:
 def same_answer(fn: str, first: tuple, second: tuple, args: tuple, kwargs: dict) -> bool:
     """Two (value, grads) answers to one call are equal bit for bit where they matter: a per-token output
     where the call's `mask` is 1 (padding may hold anything), everything else whole."""
-    names = PARAMETERS.get(fn, ())
-    mask = kwargs.get("mask", args[names.index("mask")] if "mask" in names[:len(args)] else None)
+    spec = config.current().contract.get(fn)
+    where = spec.mask_index if spec is not None else None
+    mask = None
+    if spec is not None and where is not None:
+        mask = kwargs.get(spec.mask, args[where] if where < len(args) else None)
     return _same(first[0], second[0], mask) and _same(first[1], second[1], None)
 
 
@@ -168,14 +150,14 @@ class RemoteSubmission:
                 self._import_error = exc
                 raise
             except ChildFailure as exc:
-                self._import_error = SubmissionError(f"rlhf.py could not be imported: {exc}", "import",
+                self._import_error = SubmissionError(f"{self.path.name} could not be imported: {exc}", "import",
                                                      detail=exc.detail, private_inputs=restarted)
                 raise self._import_error from None
             if not child.hello.get("ok"):
                 err = _error_of(child.hello)
                 child.kill()
                 self._import_error = SubmissionError(
-                    f"rlhf.py could not be imported: {_raised(err)}",
+                    f"{self.path.name} could not be imported: {_raised(err)}",
                     "import", err.get("type"), textsafe.said(err.get("message"), err.get("line")),
                     private_inputs=restarted)
                 raise self._import_error
@@ -258,7 +240,7 @@ class RemoteSubmission:
             if err.get("type") == "NotImplementedError" and valid and err.get("kind") == "raised":
                 kind = "not_implemented"
             raised = _raised(err)
-            sentence = f"rlhf.py does not define {fn}" if kind == "missing" else f"{fn} {raised}"
+            sentence = f"{self.path.name} does not define {fn}" if kind == "missing" else f"{fn} {raised}"
             if err.get("kind") == "unsendable":  # the answer, not the function, failed: e.g. a sparse tensor
                 sentence = f"{fn} returned a value the grader cannot read back (sending it {raised})"
             error = SubmissionError(sentence, kind, err.get("type"),
@@ -278,8 +260,9 @@ class RemoteSubmission:
                                       detail=textsafe.shape_text(g.shape) if isinstance(g, torch.Tensor) else "")
         return reply.get("result"), grads
 
-    def parts(self, names: tuple[str, ...] = CONTRACT) -> dict[str, "RemoteFunction"]:
-        return {name: RemoteFunction(self, name) for name in names}
+    def parts(self, names: tuple[str, ...] | None = None) -> dict[str, "RemoteFunction"]:
+        """The contract functions (all of them by default) as callables for the training code."""
+        return {name: RemoteFunction(self, name) for name in (config.current().functions if names is None else names)}
 
 
 def _error_of(reply: dict, n_args: int = 0, kwargs: dict | None = None) -> dict:
@@ -330,7 +313,8 @@ class RemoteFunction:
         plain = [_plain(a) for a in args]
         value, grads = self.submission.call(self.name, *plain, grad=grad, **kwargs)
         tensors = [a for a in plain if isinstance(a, torch.Tensor)]
-        value = _expect_tensors(self.name, value, SHAPES[self.name](*tensors), tensors[0].dtype,
+        value = _expect_tensors(self.name, value, config.current().contract[self.name].shapes(tuple(plain)),
+                                tensors[0].dtype,
                                 [t.shape for t in tensors])
         if any(g is None for g in grads):
             raise SubmissionError(f"{self.name} returned a loss that is not differentiable in its inputs "

@@ -4,7 +4,7 @@ A PPO run of an e2e test calls the functions under test about 1,300 times; every
 the forward and backward passes, the evaluation) is the judge's own deterministic code. The reference's
 runs are recorded once, in a grade of the reference: every call's inputs, the answer (value and gradients),
 the judge's time before each call (autograder/replay_pace.py) and the run's outcome (history and final
-evaluation), in autograder/data/replays.bin (wire frames, compressed; `python -m autograder.replay`
+evaluation), in autograder/data/replays.bin (wire frames, compressed; `python -m autograder refresh`
 rewrites it, tests/test_replay.py checks it is current).
 
 Before training a run, a grade sends the submission the recorded calls in order, as its own training
@@ -19,7 +19,7 @@ does, and the calibration shows that the reference passes every criterion on eac
 to spare. At the first answer that differs, or raises, the run trains as it always did: the answers given
 so far cost a fraction of a second. A stale or missing file only costs time.
 
-LAB12_REPLAY=0 in the judge's environment trains every run (benchmarks, and A/B checks of this module).
+AUTOGRADER_REPLAY=0 in the judge's environment trains every run (benchmarks, and A/B checks of this module).
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ import training  # noqa: E402
 
 REPLAYS = ROOT / "autograder" / "data" / "replays.bin"
 # Where a per-token output is padding, by the position of its `mask` argument: never compared.
-MASK_ARG = {"compute_gae": 2, "shaped_rewards": 3}
 COMPARE_GAP = 0.1   # a paced replay compares the answers so far in a gap of at least this many speed units...
 DECODE_GAP = 1.0     # ...and decodes the next LOOKAHEAD recorded calls in one at least this long
 LOOKAHEAD = 20
@@ -64,7 +63,7 @@ def outcome(key: Hashable, parts, train: Callable[[], dict], rtol: float, atol: 
     functions = {f.name: f for f in vars(parts).values() if isinstance(f, RemoteFunction)}
     if _RECORDING is not None:
         return _record(key, functions, train)
-    if os.environ.get("LAB12_REPLAY") == "0":
+    if os.environ.get("AUTOGRADER_REPLAY") == "0":
         return train()
     shipped = shipped_runs().get(repr(key))
     if shipped is not None and functions:
@@ -118,7 +117,8 @@ def _answers_match(run: "ShippedRun", functions: dict[str, RemoteFunction], rtol
 
 
 def _answer_matches(call: dict, value, grads, rtol: float, atol: float) -> bool:
-    mask = call["args"][MASK_ARG[call["fn"]]].bool() if call["fn"] in MASK_ARG else None
+    where = config.current().contract[call["fn"]].mask_index  # per-token outputs: compared where the mask is 1
+    mask = call["args"][where].bool() if where is not None else None
     return _close(value, call["value"], mask, rtol, atol) and _close(grads, call["grads"], None, rtol, atol, zeros=True)
 
 
@@ -270,6 +270,14 @@ def read(path: Path = REPLAYS) -> tuple[str, dict[str, ShippedRun]]:
         runs[run["key"]] = ShippedRun(run["outcome"], run["calls"], rest[:run["bytes"]], pace)
         rest = rest[run["bytes"]:]
     return header["fingerprint"], runs
+
+
+def is_current(path: Path = REPLAYS) -> bool:
+    """The shipped runs match this world, baseline, reference and e2e settings (`python -m autograder refresh`)."""
+    try:
+        return read(path)[0] == fingerprint()
+    except (OSError, wire.WireError, EOFError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def shipped_runs() -> dict[str, ShippedRun]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jinja2
 
+from autograder import config
 from autograder.outcome import GradeResult, inputs_shown, part_table, summary_lines, test_text
 from autograder.results import write_results
 
@@ -32,7 +33,7 @@ def render(name: str, result: GradeResult, student: bool) -> str:
         return test_text(t, show_inputs=inputs_shown(t, "visible" if student else None))
 
     text_out = TEMPLATES.get_template(name).render(
-        result=result, tests=shown, table=part_table(shown), text=text, student=student,
+        result=result, tests=shown, table=part_table(shown), text=text, student=student, title=config.current().title,
         output=result.output if not student or result.output_visibility == "visible" else "",
         png=lambda data: base64.b64encode(data).decode())
     return text_out if len(text_out) <= MAX_REPORT else text_out[:MAX_REPORT] + "\n[report cut: too long]\n"

@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+from autograder import config
 from autograder.outcome import GradeResult, TestResult, inputs_shown, summary_lines, test_text
 
 MAX_OUTPUT = 8000    # characters of one test's output
@@ -36,16 +37,12 @@ def test_entries(t: TestResult) -> list[dict]:
 
 
 def leaderboard(result: GradeResult) -> list[dict]:
-    """Gradescope leaderboard entries: the e2e measurements named in LEADERBOARD that this grade has."""
+    """Gradescope leaderboard entries: the e2e measurements of grading.yaml `leaderboard_columns` this grade has."""
     metrics = {(t.id, k): v for t in result.tests for k, v in t.finding.metrics.items()}
-    return [{"name": name, "value": round(metrics[key], 4), "order": order}
-            for name, key, order in LEADERBOARD if key in metrics]
+    return [{"name": c.name, "value": round(metrics[c.test, c.metric], 4), "order": c.order}
+            for c in config.current().leaderboard_columns if (c.test, c.metric) in metrics]
 
 
-LEADERBOARD = (  # (column, (test id, metric), sort order)
-    ("gold gain (your PPO pieces)", ("e2e.kl_penalty", "gold_gain"), "desc"),
-    ("reward model held-out accuracy", ("e2e.reward_model", "accuracy"), "desc"),
-)
 
 
 def results_json(result: GradeResult, with_leaderboard: bool = False) -> dict:

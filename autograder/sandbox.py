@@ -32,11 +32,11 @@ import threading
 import time
 from pathlib import Path
 
-from autograder import ipc, isolation, textsafe
+from autograder import config, ipc, isolation, textsafe
 from autograder.budget import CallClock
 from autograder.child import wire
 from autograder.config import Limits
-from autograder.paths import ASSIGNMENT, WORLD_FILES
+from autograder.paths import ASSIGNMENT
 
 CHILD_DIR = Path(__file__).with_name("child")
 CHILD_FILES = ("worker.py", "wire.py", "confine.py", "probe.py")
@@ -45,7 +45,7 @@ MEMORY_CHECK_SECONDS = 1.0  # across short calls: tmpfs files every poll, the tr
 KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
 CHILD_ROOT: str | None = None  # where the children's folders go (None: the system's temp folder)
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")  # writable by anyone: cleaned of a child's files without bwrap
-HOME_NAME = re.compile(r"lab12-child-(\d+)-(\d+)-.*")  # lab12-child-<judge's pid namespace>-<judge's pid>-...
+HOME_NAME = re.compile(r"autograder-child-(\d+)-(\d+)-.*")  # autograder-child-<judge's pid namespace>-<judge's pid>-...
 
 
 DETAIL_CHARS = 500     # longest child-produced text kept in an error's `detail`
@@ -102,13 +102,14 @@ def copy_submission(source: Path, target: Path, max_bytes: int) -> None:
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
-        raise ChildFailure(f"rlhf.py cannot be read ({exc.strerror}; links are not followed)", "unreadable") from None
+        raise ChildFailure(f"{source.name} cannot be read ({exc.strerror}; links are not followed)",
+                           "unreadable") from None
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise ChildFailure("rlhf.py is not a regular file", "unreadable")
+            raise ChildFailure(f"{source.name} is not a regular file", "unreadable")
         if info.st_size > max_bytes:
-            raise ChildFailure(f"rlhf.py is too large ({info.st_size} bytes)", "unreadable")
+            raise ChildFailure(f"{source.name} is too large ({info.st_size} bytes)", "unreadable")
         target.write_bytes(f.read(max_bytes))
     target.chmod(0o644)
 
@@ -125,7 +126,7 @@ class Child:
         self.uid: int | None = None
         self._to_child = self._from_child = -1
         sweep_orphans(CHILD_ROOT or tempfile.gettempdir())
-        self.home = Path(tempfile.mkdtemp(prefix=f"lab12-child-{_pid_namespace()}-{os.getpid()}-",
+        self.home = Path(tempfile.mkdtemp(prefix=f"autograder-child-{_pid_namespace()}-{os.getpid()}-",
                                           dir=CHILD_ROOT)).resolve()
         self.leaf: isolation.CgroupLeaf | None = None
         try:  # no child outlives a failed start, whatever failed
@@ -150,19 +151,20 @@ class Child:
         if not ready.get("ready"):
             raise SandboxError("the sandbox could not confine the child: "
                                + textsafe.clean(str(ready.get("error")), DETAIL_CHARS))
-        hello = self._receive(deadline, wall, "importing rlhf.py", clock, timeout)
+        hello = self._receive(deadline, wall, "importing the submission", clock, timeout)
         if type(hello.get("ok")) is not bool:
-            raise ChildFailure("importing rlhf.py sent a malformed answer", "protocol")
+            raise ChildFailure("importing the submission sent a malformed answer", "protocol")
         return hello
 
     def _start(self, submission: Path | None, program: str) -> None:
         for name in CHILD_FILES:
             shutil.copy(CHILD_DIR / name, self.home / name)
         (self.home / "world").mkdir()
-        for name in WORLD_FILES:
+        lab = config.current()
+        for name in lab.world:
             shutil.copy(ASSIGNMENT / name, self.home / "world" / name)
         (self.home / "submission").mkdir()
-        sub = self.home / "submission" / "rlhf.py"
+        sub = self.home / "submission" / lab.submission
         if submission is not None:
             copy_submission(Path(submission), sub, self.limits.file_bytes)
         (self.home / "tmp").mkdir()  # its writable folder without bubblewrap (with it: a private /tmp)
@@ -184,7 +186,7 @@ class Child:
                  str(to_child_r), str(from_child_w)]
         tmp = "/tmp" if self.iso.bwrap else str(self.home / "tmp")
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp,
-               "LANG": "C.UTF-8", "LAB12_CHILD": str(self.home), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "LANG": "C.UTF-8", "AUTOGRADER_CHILD": str(self.home), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "OPENBLAS_NUM_THREADS": "1"}  # -I ignores PYTHON* variables: -u (unbuffered: output kept at a kill), -B
         leaf = self.leaf
         try:

@@ -126,7 +126,7 @@ def gradescope_layout(bundle: Path, submission: Path, home: Path) -> Path:
 
 def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb: int, log: Path,
              trained: bool = False) -> Outcome:
-    """One run of the bundle; `trained`: every PPO run trains (LAB12_REPLAY=0), none is replayed."""
+    """One run of the bundle; `trained`: every PPO run trains (AUTOGRADER_REPLAY=0), none is replayed."""
     with tempfile.TemporaryDirectory(prefix="lab12-container-") as tmp:
         home = gradescope_layout(bundle, submission, Path(tmp) / "autograder")
         groups = Cgroups(f"lab12-bench-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
@@ -136,8 +136,8 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
             started = time.monotonic()
             with open(log, "w") as out:
                 subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, pass_fds=(fd,), preexec_fn=groups.enter,
-                               cwd="/", env={**{k: v for k, v in os.environ.items() if not k.startswith("LAB12_")},
-                                             **({"LAB12_REPLAY": "0"} if trained else {})})
+                               cwd="/", env={**{k: v for k, v in os.environ.items() if not k.startswith("AUTOGRADER_")},
+                                             **({"AUTOGRADER_REPLAY": "0"} if trained else {})})
             wall = time.monotonic() - started
             os.close(fd)
             survivors = len(groups.pids())
@@ -179,7 +179,7 @@ def main() -> int:
     parser.add_argument("--bundle", type=Path, help="a built autograder.zip (default: build one now)")
     parser.add_argument("--submission", type=Path, default=ROOT / "solutions" / "rlhf.py")
     parser.add_argument("--trained", action="store_true",
-                        help="train every run (LAB12_REPLAY=0), as for a submission whose answers differ from the "
+                        help="train every run (AUTOGRADER_REPLAY=0), as for a submission whose answers differ from the "
                              "reference's")
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="mounted as /autograder/venv")
     parser.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "lab12-container-bench")

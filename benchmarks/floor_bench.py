@@ -9,7 +9,7 @@ Measured, each in a fresh process:
 - torch import: CPU time of `import torch`;
 - grade: `python -m autograder grade`, CPU of the whole process tree (user + system of it and every
   descendant it waited for), on one CPU (`taskset -c 0`: one judge lane) and on two, of the reference
-  trained (LAB12_REPLAY=0: every run trains, as for a submission whose answers differ from the reference's)
+  trained (AUTOGRADER_REPLAY=0: every run trains, as for a submission whose answers differ from the reference's)
   and of the reference as graded (its runs replayed, autograder/replay.py).
 The target: grade CPU <= 1.15 x bare e2e + one torch import per process that imports it (the judge, and one
 sandboxed child per lane; the second lane is forked from the judge and imports nothing).
@@ -75,7 +75,7 @@ def main() -> int:
     print(f"{'grade':44s} {'CPU s':>6s} {'bound s':>8s} {'ratio to bare':>14s}")
     ok = True
     grade = [sys.executable, "-m", "autograder", "grade", "solutions/rlhf.py", "--out", out, "--quiet"]
-    for who, env in (("trained (LAB12_REPLAY=0)", {**os.environ, "LAB12_REPLAY": "0"}), ("replayed", None)):
+    for who, env in (("trained (AUTOGRADER_REPLAY=0)", {**os.environ, "AUTOGRADER_REPLAY": "0"}), ("replayed", None)):
         for label, prefix, processes in (("one CPU, 1 lane", ["taskset", "-c", "0"], 2), ("two CPUs, 2 lanes", [], 3)):
             cpu = med(cpu_of(prefix + grade, env) for _ in range(args.repeat))
             bound = 1.15 * bare + processes * torch_import

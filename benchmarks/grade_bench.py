@@ -2,7 +2,7 @@
 
     python benchmarks/grade_bench.py            # reference in full, property tests only, blank starter
     python benchmarks/grade_bench.py --repeat 3
-    python benchmarks/grade_bench.py --case "reference, trained (LAB12_REPLAY=0)"
+    python benchmarks/grade_bench.py --case "reference, trained (AUTOGRADER_REPLAY=0)"
 
 Each case runs `python -m autograder grade` as a subprocess. CPU time is user + system of it and of
 every descendant it waited for (sandbox children, the second judge lane). Peak memory is the largest
@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TRAINED = {"LAB12_REPLAY": "0"}  # every run trains: what a submission whose answers differ from the reference's costs
+TRAINED = {"AUTOGRADER_REPLAY": "0"}  # every run trains: the cost of answers unlike the reference's
 CASES = {  # name -> (submission, --only, extra environment, targets: wall s, cpu s, peak MB)
     "reference, full grade": ("solutions/rlhf.py", "", {}, (20, 30, 768)),  # issue 14: idle 2 cores
-    "reference, trained (LAB12_REPLAY=0)": ("solutions/rlhf.py", "", TRAINED, (20, 30, 768)),
+    "reference, trained (AUTOGRADER_REPLAY=0)": ("solutions/rlhf.py", "", TRAINED, (20, 30, 768)),
     "reference, property tests only": ("solutions/rlhf.py", "rm_loss,gae,ppo_clip,kl", {}, (10, None, 768)),
     "blank starter, full grade": ("assignment/rlhf.py", "", {}, (10, None, 768)),
 }

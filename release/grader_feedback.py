@@ -19,7 +19,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_output
 from traitlets import Bool, Unicode
 
 STYLE = re.compile(r"<style>.*?</style>", re.S)
-BODY = re.compile(r'<main class="lab12-report">.*</main>', re.S)
+BODY = re.compile(r'<main class="grade-report">.*</main>', re.S)
 
 
 class GraderReport(Preprocessor):

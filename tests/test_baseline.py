@@ -17,7 +17,7 @@ def shipped() -> dict:
 def test_the_shipped_file_is_current_and_covers_every_call_of_a_grade():
     data = shipped()
     assert data["fingerprint"] == baseline.fingerprint() and baseline.is_current(), \
-        "autograder/data/baseline.json is stale: run `python -m autograder.baseline`"
+        "autograder/data/baseline.json is stale: run `python -m autograder refresh`"
     for kind, args in baseline.shipped_calls(config.load().e2e):
         assert baseline._key(args) in data.get(kind, {}), f"{kind}{args} is not shipped"
 
@@ -53,7 +53,7 @@ def same(x, y) -> bool:
 def test_shipped_values_equal_the_computation_bit_for_bit():
     torch.set_num_threads(1)
     calls = baseline.shipped_calls(config.load().e2e)
-    assert baseline.compute(calls) == shipped(), "recomputed baseline differs: run `python -m autograder.baseline`"
+    assert baseline.compute(calls) == shipped(), "recomputed baseline differs: run `python -m autograder refresh`"
     for kind, args in calls:
         if kind == "rankings":
             assert same(baseline.rankings(*args), baseline.computed_rankings(*args))

@@ -135,7 +135,7 @@ def test_every_command_has_examples_in_its_help(capsys):
 def test_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
-    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("lab12-autograder ")
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("llm-labs-autograder ")
 
 
 def test_comma_list_and_out_folder(tmp_path):

@@ -36,7 +36,7 @@ def test_each_part_is_worth_20_points_and_covers_its_functions():
     for spec in cfg.tests.values():
         points[spec.id.split(".")[0]] += spec.points
     assert dict(points) == {"rm_loss": 20, "gae": 20, "ppo_clip": 20, "kl": 20, "e2e": 20}
-    assert cfg.contract == CONTRACT
+    assert cfg.functions == CONTRACT
 
 
 def test_checks_call_only_their_own_part_functions():

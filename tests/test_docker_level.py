@@ -5,7 +5,7 @@ Here: the grader really falls back to its own uid + Landlock + seccomp there, an
 unpacked in its /autograder layout at that level (the repository hidden, as it is not in Gradescope's
 container; this environment's venv bound at /autograder/venv, as setup.sh would make it), gives a
 submission that searches the whole disk for the reference 0, and the reference full marks, both with
-Landlock and with file modes alone (LAB12_SANDBOX=rlimits turns Landlock off). `.ci/run` also runs the
+Landlock and with file modes alone (AUTOGRADER_SANDBOX=rlimits turns Landlock off). `.ci/run` also runs the
 adversarial suite at this level.
 """
 
@@ -82,7 +82,7 @@ def test_the_search_finds_the_reference_when_not_sandboxed(bundle, tmp_path):
 
 @pytest.mark.parametrize("level", ["landlock", "modes only"])
 def test_a_disk_searching_stub_scores_zero(bundle, tmp_path, level):
-    env = {"LAB12_SANDBOX": "rlimits"} if level == "modes only" else {}
+    env = {"AUTOGRADER_SANDBOX": "rlimits"} if level == "modes only" else {}
     results = run_autograder(bundle, tmp_path, STARTER.read_text() + "\n\n" + SEARCH, env)
     assert results["score"] == 0, results.get("output", "")[:2000]
     assert results.get("tests"), results.get("output", "")[:2000]  # graded (not refused), and found nothing

@@ -12,13 +12,13 @@ import types
 import pytest
 import torch
 
-from autograder import bank, checks
+from autograder import bank, checks, config
 from autograder.checks import CheckFailed
 from autograder.checks.hidden import chosen, examples
 from autograder.checks.hidden.domains import DIFFERENTIAL
 from autograder.checks.hidden.strategies import Ragged
 from autograder.reference import load_reference
-from autograder.remote import CONTRACT, SubmissionError
+from autograder.remote import SubmissionError
 from autograder.validity.entries import contract_with
 from autograder.validity.local import local_context
 
@@ -59,7 +59,7 @@ def finding(check: checks.Check, functions: dict, live: bool, monkeypatch) -> tu
 def test_the_shipped_file_is_current_and_covers_every_property_check():
     data = json.loads(examples.DATA_FILE.read_text())
     assert data["fingerprint"] == examples.fingerprint(), \
-        "autograder/checks/hidden/examples.json is stale: run `python -m autograder.checks.hidden.examples`"
+        "autograder/checks/hidden/examples.json is stale: run `python -m autograder refresh`"
     examples.DRAWN.clear()
     reference = load_reference()
     for check in HIDDEN:
@@ -117,7 +117,7 @@ def _stateful_gae():
         calls.append(1)
         advantages, returns = reference.compute_gae(rewards, values, mask, gamma, lam)
         return (advantages + 1, returns) if len(calls) == 1 else (advantages, returns)
-    return {**{fn: getattr(reference, fn) for fn in CONTRACT}, "compute_gae": compute_gae}
+    return {**{fn: getattr(reference, fn) for fn in config.load().functions}, "compute_gae": compute_gae}
 
 
 def test_a_failure_on_a_shipped_example_stands_when_the_live_run_passes(monkeypatch):
@@ -153,7 +153,7 @@ def test_a_body_never_sees_an_example_another_body_changed():
 
 def _subjects(part: str | None = None) -> list:
     reference = load_reference()
-    subjects = [("reference", {fn: getattr(reference, fn) for fn in CONTRACT}, None)]
+    subjects = [("reference", {fn: getattr(reference, fn) for fn in config.load().functions}, None)]
     subjects += [(e.id, contract_with(e, reference), e.part) for e in ENTRIES]
     return [s for s in subjects if part is None or s[2] in (None, part)]
 
@@ -173,9 +173,9 @@ def test_a_check_finds_what_the_live_run_finds(entry, monkeypatch):
 
 
 def _sample() -> list:
-    """The first mistake and the first correct variant of each part (LAB12_ALL_ENTRIES=1: every entry
+    """The first mistake and the first correct variant of each part (AUTOGRADER_ALL_ENTRIES=1: every entry
     of the bank, ~30 min of CPU)."""
-    if os.environ.get("LAB12_ALL_ENTRIES") == "1":
+    if os.environ.get("AUTOGRADER_ALL_ENTRIES") == "1":
         return _subjects()
     firsts: dict = {}
     for e in ENTRIES:

@@ -14,7 +14,7 @@ from autograder.grade import grade
 from autograder.outcome import Finding, scored
 from autograder.paths import REFERENCE
 from autograder.reference import load_reference
-from autograder.remote import PARAMETERS, SubmissionError
+from autograder.remote import SubmissionError, parameter_names
 from autograder.validity import local, nulls
 
 PUBLIC = [c for c in checks.load_all().values() if c.run.__module__.startswith("autograder.checks.public")]
@@ -33,7 +33,7 @@ def shown_calls(check) -> list[tools.Call]:
 
 
 def named(function: str, args: tuple, kwargs: dict) -> dict:
-    return dict(zip(PARAMETERS[function], args)) | kwargs
+    return dict(zip(parameter_names(function), args)) | kwargs
 
 
 def test_every_public_check_gets_fresh_twins():
@@ -104,10 +104,10 @@ def test_a_private_input_follows_the_default_inputs_visibility():
     cfg = config.load()
     spec = cfg.tests["gae.known_values"]
     assert spec.inputs_visibility == "visible" and cfg.default_inputs_visibility != "visible"
-    shown = scored(spec, "t", ["gae"], Finding(message="wrong", inputs="x"), cfg.default_inputs_visibility)
-    private = scored(spec, "t", ["gae"], Finding(message="wrong", inputs="x", private_inputs=True),
-                     cfg.default_inputs_visibility)
-    assert shown.inputs_visibility == "visible" and private.inputs_visibility == cfg.default_inputs_visibility
+    assert spec.private_inputs_visibility == cfg.default_inputs_visibility
+    shown = scored(spec, "t", ["gae"], Finding(message="wrong", inputs="x"))
+    private = scored(spec, "t", ["gae"], Finding(message="wrong", inputs="x", private_inputs=True))
+    assert shown.input_release == "visible" and private.input_release == cfg.default_inputs_visibility
     assert private.withheld
 
 

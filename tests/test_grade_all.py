@@ -244,7 +244,7 @@ def test_killed_batch_is_completed_by_the_rerun(tmp_path):
     assert set(after) == {"alice", "bob", "carl", "dora", "eve"}
     assert {s: after[s] for s in finished} == finished  # finished students were not regraded
     assert not {r["status"] for r in gradebook(out).values()} & {"pending", "failed to grade"}
-    dead = [p for p in Path(tempfile.gettempdir()).glob("lab12-batch-*-*")
+    dead = [p for p in Path(tempfile.gettempdir()).glob("autograder-batch-*-*")
             if not Path(f"/proc/{p.name.split('-')[2]}").exists()]
     assert not dead  # the killed workers' job folders were removed by the rerun
 

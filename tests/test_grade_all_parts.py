@@ -7,19 +7,17 @@ import io
 import json
 import zipfile
 
-import yaml
-
-from autograder import sandbox
+from autograder import config
 from autograder.batch import store
 from autograder.batch.class_report import summarize, write_class_report
 from autograder.batch.discover import discover
-from autograder.batch.fingerprint import GRADE_NEUTRAL, WORLD_FILES, grader_files, job_key
+from autograder.batch.fingerprint import GRADE_NEUTRAL, grader_files, job_key
 from autograder.batch.gradebook import columns, write_gradebook
 from autograder.batch.jobs import failed
 from autograder.batch.pool import LocalPool
 from autograder.paths import GRADING_YAML, REFERENCE
 
-PARTS = list(yaml.safe_load(GRADING_YAML.read_text())["parts"])
+PARTS = list(config.load().parts)
 
 GRADESCOPE_METADATA = """\
 submission_101:
@@ -107,7 +105,6 @@ def test_job_key_and_grader_files():
     assert key == job_key(b"abc", "rlhf.py", ["gae"], "v1")
     assert len({key, job_key(b"abd", "rlhf.py", ["gae"], "v1"), job_key(b"abc", "rlhf.py", None, "v1"),
                 job_key(b"abc", "rlhf.ipynb", ["gae"], "v1"), job_key(b"abc", "rlhf.py", ["gae"], "v2")}) == 5
-    assert WORLD_FILES == sandbox.WORLD_FILES
     files = grader_files()
     names = [f.as_posix() for f in files]
     assert REFERENCE in files and GRADING_YAML in files

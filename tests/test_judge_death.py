@@ -37,10 +37,10 @@ def descendants(pid: int) -> set[int]:
 
 
 def start_grade(tmp_path: Path, preexec=None) -> subprocess.Popen:
-    """A full grade of the reference that trains its runs (LAB12_REPLAY=0): long, and growing in memory."""
+    """A full grade of the reference that trains its runs (AUTOGRADER_REPLAY=0): long, and growing in memory."""
     command = [sys.executable, "-m", "autograder", "grade", str(REFERENCE), "--out", str(tmp_path / "out")]
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, preexec_fn=preexec, env={**os.environ, "LAB12_REPLAY": "0"})
+                            start_new_session=True, preexec_fn=preexec, env={**os.environ, "AUTOGRADER_REPLAY": "0"})
 
 
 def wait_for_children(judge: subprocess.Popen, at_least: int, seconds: float = 240) -> set[int]:
@@ -82,7 +82,7 @@ def test_sigkill_of_the_judge_mid_grade_leaves_no_process(tmp_path):
 def test_oom_kill_of_the_judge_leaves_no_process(tmp_path):
     """The judge runs under a hard memory limit; mid-grade the limit drops to just above what it holds, so
     the training runs meet the OOM killer, told to prefer the judge: its lane and children must go too."""
-    group = MEMORY_V1 / f"lab12-oom-{uuid.uuid4().hex[:8]}"
+    group = MEMORY_V1 / f"autograder-oom-{uuid.uuid4().hex[:8]}"
     group.mkdir()
     (group / "memory.limit_in_bytes").write_text(str(768 << 20))
     procs = os.open(group / "cgroup.procs", os.O_WRONLY)

@@ -15,7 +15,7 @@ from autograder.discovery import find_submission
 from autograder.grade import grade
 from autograder.notebook import definitions, notebook_to_source, strip_ipython
 from autograder.paths import REFERENCE, STARTER
-from autograder.release.lab import read_lab
+from autograder.release.outline import read_outline
 
 
 def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
@@ -29,7 +29,7 @@ def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
 
 def notebook_of(module_source: str, path: Path) -> Path:
     """A notebook as a student writes one: magics, shell lines, markdown, one cell per function, calls."""
-    lab = read_lab(module_source)
+    lab = read_outline(module_source)
     cells = [("markdown", "# My RLHF lab"), ("code", "%matplotlib inline\n!pip install torch\n" + lab.preamble)]
     for part in lab.parts:
         cells.append(("markdown", f"## {part.title}"))
@@ -173,7 +173,7 @@ def test_kernel_source_skips_cells_that_do_not_parse():
 def test_a_test_cell_fails_with_the_graders_message(monkeypatch, capsys):
     """visible_test grades what the kernel ran (here: the reference's cells with a GAE that ignores lam)."""
     from autograder import notebook_checks
-    lab = read_lab(REFERENCE.read_text())
+    lab = read_outline(REFERENCE.read_text())
     cells = [lab.preamble] + [fn.source.replace("gamma * lam * next_adv", "gamma * next_adv")
                               for part in lab.parts for fn in part.functions]
     monkeypatch.setattr(notebook_checks, "kernel_cells", lambda: cells)

@@ -56,7 +56,7 @@ def run_autograder(setup, tmp_path: Path, submission: Path, only: str = "",
         (root / "submission" / name).write_text(text)
     env = {"PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     if only:
-        env["LAB12_ONLY"] = only
+        env["AUTOGRADER_ONLY"] = only
     script = f"mount --make-rprivate / && mount --bind {root} {MOUNT} && exec {MOUNT}/run_autograder"
     done = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, capture_output=True, text=True,
                           timeout=1800)

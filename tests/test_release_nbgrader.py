@@ -153,5 +153,5 @@ def test_generate_feedback_carries_the_graders_report(course, graded):
     assert "no grader report" not in printed and "not recognized" not in printed
     page = (course / "feedback" / "mistakes" / "lab12" / "rlhf.html").read_text()
     assert "The grader&#39;s report" in page or "The grader's report" in page
-    assert '<main class="lab12-report">' in page and "Lab 12 grade:" in page
+    assert '<main class="grade-report">' in page and "Lab 12: RLHF on a tiny transformer: grade " in page
     assert "rm_loss.bt_matches_reference" in page, "the report holds the non-public tests too"

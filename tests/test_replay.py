@@ -29,7 +29,7 @@ def ppo_run_keys(cfg: config.Config) -> set[str]:
 def test_the_shipped_runs_are_current_and_cover_every_ppo_run():
     cfg = config.load()
     stamp, runs = replay.read()
-    assert stamp == replay.fingerprint(), "stale: run `python -m autograder.replay`"
+    assert stamp == replay.fingerprint(), "stale: run `python -m autograder refresh`"
     assert set(runs) == ppo_run_keys(cfg)
     assert repr(ppo_key(cfg.e2e["kl_penalty"])) in runs
     for run in runs.values():  # a gap before each call and after the last, in speed units
@@ -167,6 +167,6 @@ def test_a_submission_that_tells_a_replay_from_its_training_gets_what_its_traini
     details = [t.finding.details for t in replayed.tests]
     assert not any("recorded run" in d for d in details), details
     assert not {t.id: t for t in replayed.tests}["e2e.kl_penalty"].passed
-    monkeypatch.setenv("LAB12_REPLAY", "0")
+    monkeypatch.setenv("AUTOGRADER_REPLAY", "0")
     trained = grade(path, only={"e2e"})
     assert [(t.id, t.score) for t in replayed.tests] == [(t.id, t.score) for t in trained.tests]

@@ -79,8 +79,8 @@ def probe(tmp_path: Path, iso: isolation.Isolation) -> dict[str, str]:
 def test_bubblewrap_level_hides_the_grader_and_refuses_escapes(tmp_path):
     iso = isolation.detect()
     if not iso.bwrap:
-        if os.environ.get("LAB12_SANDBOX") == "bwrap":
-            pytest.fail("LAB12_SANDBOX=bwrap but bubblewrap is not available")
+        if os.environ.get("AUTOGRADER_SANDBOX") == "bwrap":
+            pytest.fail("AUTOGRADER_SANDBOX=bwrap but bubblewrap is not available")
         pytest.skip("bubblewrap is not available here: " + "; ".join(iso.notes))
     seen = probe(tmp_path, iso)
     assert seen["repo"] == "False" and seen["reference"] == "False"
@@ -134,7 +134,7 @@ def test_without_bubblewrap_files_left_in_shared_temp_are_removed(tmp_path):
     iso = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)  # with Landlock it cannot write there
     if not iso.own_uid:
         pytest.skip("only a child with its own uid can be told from the grader's files")
-    name = f"lab12-litter-{os.getpid()}"
+    name = f"autograder-litter-{os.getpid()}"
     path = tmp_path / "rlhf.py"
     path.write_text(f"import os\nfor d in ('/tmp', '/dev/shm'):\n    os.makedirs(d + '/{name}/x', exist_ok=True)\n")
     child = sandbox.Child(path, config.load().limits, iso)
@@ -167,8 +167,8 @@ def test_the_next_child_removes_the_folder_a_killed_judge_left(tmp_path, monkeyp
     judge.kill()
     judge.wait()
     assert left.is_dir() and left.parent == root
-    live = root / f"lab12-child-{sandbox._pid_namespace()}-{os.getpid()}-live"
-    elsewhere = root / f"lab12-child-{sandbox._pid_namespace() + 1}-{judge.pid}-other"
+    live = root / f"autograder-child-{sandbox._pid_namespace()}-{os.getpid()}-live"
+    elsewhere = root / f"autograder-child-{sandbox._pid_namespace() + 1}-{judge.pid}-other"
     live.mkdir()
     elsewhere.mkdir()
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
@@ -199,24 +199,24 @@ def test_describe_names_every_missing_layer():
 
 
 def test_forced_rlimits_level(monkeypatch):
-    monkeypatch.setenv("LAB12_SANDBOX", "rlimits")
+    monkeypatch.setenv("AUTOGRADER_SANDBOX", "rlimits")
     isolation.detect.cache_clear()
     try:
         assert isolation.detect().bwrap is None
     finally:
-        monkeypatch.delenv("LAB12_SANDBOX")
+        monkeypatch.delenv("AUTOGRADER_SANDBOX")
         isolation.detect.cache_clear()
 
 
 def test_find_cgroup_needs_delegated_memory_and_pids(tmp_path, monkeypatch):
     (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
-    (tmp_path / "lab12").mkdir()
+    (tmp_path / "autograder").mkdir()
     monkeypatch.setattr(isolation, "CGROUP_MOUNTS", (tmp_path,))
-    monkeypatch.delenv("LAB12_CGROUP", raising=False)
-    (tmp_path / "lab12" / "cgroup.subtree_control").write_text("memory\n")
+    monkeypatch.delenv("AUTOGRADER_CGROUP", raising=False)
+    (tmp_path / "autograder" / "cgroup.subtree_control").write_text("memory\n")
     assert isolation.find_cgroup() is None
-    (tmp_path / "lab12" / "cgroup.subtree_control").write_text("cpu memory pids\n")
-    assert isolation.find_cgroup() == tmp_path / "lab12"
+    (tmp_path / "autograder" / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    assert isolation.find_cgroup() == tmp_path / "autograder"
 
 
 def test_the_view_covers_grader_files_inside_bound_folders(tmp_path, monkeypatch):
@@ -239,7 +239,7 @@ def test_landlock_rules_carve_grader_files_out_of_bound_folders(tmp_path, monkey
 
 def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path, monkeypatch):
     """Detected level: nothing readable. Own uid without bubblewrap or Landlock: refused (modes cover only
-    this copy), unless LAB12_SOLE_COPY=1; then the world-readable repository is refused with a sentence
+    this copy), unless AUTOGRADER_SOLE_COPY=1; then the world-readable repository is refused with a sentence
     saying what to fix, and a secret of mode 0700 is hidden."""
     from autograder import preflight
     limits = config.load().limits
@@ -249,10 +249,10 @@ def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path, monkeyp
     bare = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)
     if not bare.own_uid:
         pytest.skip("file modes hide nothing from a child of the same uid")
-    monkeypatch.delenv("LAB12_SOLE_COPY", raising=False)
-    with pytest.raises(preflight.SecretsVisible, match="LAB12_SOLE_COPY=1 accepts file modes"):
+    monkeypatch.delenv("AUTOGRADER_SOLE_COPY", raising=False)
+    with pytest.raises(preflight.SecretsVisible, match="AUTOGRADER_SOLE_COPY=1 accepts file modes"):
         preflight.ensure_secrets_hidden(limits, [], bare)
-    monkeypatch.setenv("LAB12_SOLE_COPY", "1")
+    monkeypatch.setenv("AUTOGRADER_SOLE_COPY", "1")
     with pytest.raises(preflight.SecretsVisible, match="chmod -R go-rwx"):
         preflight.ensure_secrets_hidden(limits, [], bare)
     secret = tmp_path / "other-student"
@@ -403,4 +403,4 @@ def test_without_landlock_files_in_shared_tmpfs_count_as_memory(tmp_path):
             child.request({"op": "call", "fn": "hog", "args": [], "kwargs": {}, "grad": []}, timeout=20)
     finally:
         child.kill()
-    assert not [f for f in os.listdir("/dev/shm") if f.startswith("lab12-hog-")]
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith("autograder-hog-")]

@@ -51,7 +51,7 @@ def secret_lines() -> set[str]:
 
 @pytest.fixture(scope="module")
 def cfg():
-    level = os.environ.get("LAB12_EXPECT_LEVEL")  # .ci/run's Docker-level step names the level it built
+    level = os.environ.get("AUTOGRADER_EXPECT_LEVEL")  # .ci/run's Docker-level step names the level it built
     assert not level or isolation.detect().describe().startswith(level), isolation.detect().describe()
     return config.load()
 
@@ -59,7 +59,7 @@ def cfg():
 @pytest.fixture
 def arena(monkeypatch):
     """A private temp root for the children's folders (so survivors can be found), removed afterwards."""
-    root = Path(tempfile.mkdtemp(prefix="lab12-adv-"))
+    root = Path(tempfile.mkdtemp(prefix="autograder-adv-"))
     root.chmod(0o755)
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
     yield root
@@ -124,8 +124,8 @@ def attack(tmp_path: Path, arena: Path, name: str, base: Path, only: set[str], c
         result = grade(folder, only=only, cfg=cfg, secrets=[out], lane_count=lanes)
     except GraderError as exc:
         assert "would be readable or writable by submissions" in str(exc), exc
-        if os.environ.get("LAB12_SANDBOX") == "bwrap":
-            pytest.fail(f"LAB12_SANDBOX=bwrap, yet the secrets preflight refuses: {exc}")
+        if os.environ.get("AUTOGRADER_SANDBOX") == "bwrap":
+            pytest.fail(f"AUTOGRADER_SANDBOX=bwrap, yet the secrets preflight refuses: {exc}")
         if secrecy:
             return None
         pytest.skip(f"refused at this level (fail closed): {str(exc)[:200]}")
@@ -210,7 +210,7 @@ def test_bad_frames_as_answers_fail_those_calls_only(tmp_path, arena, cfg):
 @pytest.fixture(scope="module")
 def zeros_score(tmp_path_factory, cfg):
     """What an honest compute_gae returning zeros scores (it does pass the padding test, honestly)."""
-    root = Path(tempfile.mkdtemp(prefix="lab12-adv-"))
+    root = Path(tempfile.mkdtemp(prefix="autograder-adv-"))
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(sandbox, "CHILD_ROOT", str(root))
@@ -434,7 +434,7 @@ def copies_beside_the_interpreter():
     """Copies of the grader where the child may read, as installs and caches leave them: a non-editable
     `pip install .` (with its __pycache__), a renamed copy of the reference, and a .pyc of the reference with
     no source beside it. The grader's search for copies is forgotten before and after."""
-    place = Path(sys.prefix) / "lib" / f"lab12-copy-{uuid.uuid4().hex[:8]}"
+    place = Path(sys.prefix) / "lib" / f"autograder-copy-{uuid.uuid4().hex[:8]}"
     try:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
                         "--target", str(place / "site"), str(ROOT)], check=True, capture_output=True, timeout=600)

@@ -108,7 +108,7 @@ def control(tmp_path: Path, mark: str) -> tuple[dict, dict]:
 
 @pytest.fixture
 def arena(monkeypatch):
-    root = Path(tempfile.mkdtemp(prefix="lab12-channels-"))
+    root = Path(tempfile.mkdtemp(prefix="autograder-channels-"))
     root.chmod(0o755)
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
     yield root
@@ -121,10 +121,10 @@ def call(child: sandbox.Child, fn: str, args: dict) -> None:
 
 
 def test_no_bit_crosses_between_two_children(tmp_path, arena):
-    level = os.environ.get("LAB12_EXPECT_LEVEL")  # .ci/run's Docker-level step names the level it built
+    level = os.environ.get("AUTOGRADER_EXPECT_LEVEL")  # .ci/run's Docker-level step names the level it built
     iso = isolation.detect()
     assert not level or iso.describe().startswith(level), iso.describe()
-    mark = f"lab12-chan-{uuid.uuid4().hex[:8]}"
+    mark = f"autograder-chan-{uuid.uuid4().hex[:8]}"
     wanted = {c for c, present in CONDITIONAL.items() if not present()}
     control_now, control_later = control(tmp_path, mark)
     carried = {c for c, v in control_now.items() if v.startswith("GOT")}

@@ -119,18 +119,18 @@ def test_the_search_is_memoised_and_skips_the_graders_own_folders(root):
 
 
 def test_a_copy_that_only_file_modes_could_hide_refuses_the_grade_naming_it(monkeypatch):
-    """Own uid without bubblewrap or Landlock (LAB12_SOLE_COPY=1): a world-readable copy beside the
+    """Own uid without bubblewrap or Landlock (AUTOGRADER_SOLE_COPY=1): a world-readable copy beside the
     interpreter cannot be hidden, and the refusal names it first."""
     bare = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)
     if not bare.own_uid:
         pytest.skip("file modes hide nothing from a child of the same uid")
-    place = Path(tempfile.mkdtemp(prefix="lab12-copy-"))
+    place = Path(tempfile.mkdtemp(prefix="autograder-copy-"))
     try:
         place.chmod(0o755)
         shutil.copy(BANK / "gae.py", place / "gae_variants.py")
         (place / "gae_variants.py").chmod(0o644)
         monkeypatch.setattr(isolation, "read_roots", lambda: [place])
-        monkeypatch.setenv("LAB12_SOLE_COPY", "1")
+        monkeypatch.setenv("AUTOGRADER_SOLE_COPY", "1")
         secret_files._searched.clear()
         with pytest.raises(preflight.SecretsVisible, match=f"^{place}/gae_variants.py is a copy of the grader's "
                                                            f"{BANK}/gae.py that submissions could read"):

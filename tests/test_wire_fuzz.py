@@ -293,7 +293,7 @@ def survivors(root: Path) -> list[int]:
 def arena(monkeypatch):
     """Children's folders in a root of their own, so what they leave can be found (in the system's temp
     folder: a child of its own uid must reach it, and pytest's tmp_path is 0700)."""
-    root = Path(tempfile.mkdtemp(prefix="lab12-fuzz-"))
+    root = Path(tempfile.mkdtemp(prefix="autograder-fuzz-"))
     root.chmod(0o755)
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
     yield root

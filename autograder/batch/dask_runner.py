@@ -24,9 +24,9 @@ def run_on_dask(address: str, jobs: Iterable[dict]) -> Iterator[dict]:
     try:
         from distributed import Client, as_completed
     except ImportError as exc:
-        raise RuntimeError('--dask needs dask.distributed: pip install "lab12-autograder[dask]"') from exc
+        raise RuntimeError('--dask needs dask.distributed: pip install "llm-labs-autograder[dask]"') from exc
     with Client(address, timeout="30s") as client:
-        futures = {client.submit(run_job, job, pure=False, key=f"lab12-grade-{job['student']}-{uuid.uuid4().hex[:8]}"):
+        futures = {client.submit(run_job, job, pure=False, key=f"grade-{job['student']}-{uuid.uuid4().hex[:8]}"):
                    job for job in jobs}
         for future in as_completed(futures):
             job = futures[future]

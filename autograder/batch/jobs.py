@@ -26,7 +26,7 @@ from autograder.batch.fingerprint import grader_version
 from autograder.outcome import part_table
 
 REPORT_SECONDS = 60  # kept of a job's limit (batch.job_seconds) for writing the reports after the grade
-TEMP_PREFIX = "lab12-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
+TEMP_PREFIX = "autograder-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
 
 
 def run_job(job: dict) -> dict:

@@ -69,7 +69,7 @@ class LocalPool:
     def _spawn(self) -> _Worker:
         parent, child = self._context.Pipe()
         # not daemonic: a grade starts processes of its own (a second judge for e2e lane 1)
-        process = self._context.Process(target=serve, args=(child,), name="lab12-grader")
+        process = self._context.Process(target=serve, args=(child,), name="autograder-grader")
         process.start()
         child.close()
         return _Worker(process, parent)

@@ -77,7 +77,7 @@ def check_batch(source: Path, out: Path, only: list[str] | None, force: bool, cf
         raise BatchError(f"--only {','.join(unknown)}: not a part ({', '.join(parts)}) nor e2e")
     if not (source.is_dir() or zipfile.is_zipfile(source)):
         raise BatchError(f"{source} is neither a folder nor a zip file")
-    identity = {"assignment": cfg.assignment, "parts": parts, "submissions": str(Path(source).resolve())}
+    identity = {"assignment": cfg.title, "parts": parts, "submissions": str(Path(source).resolve())}
     problem = store.ownership_problem(out, identity, OWN_FILES + STAFF_FILES)
     if problem and not force:
         raise BatchError(f"{problem}. Give another --out, or add --force to grade into it anyway: grade-all then "
@@ -182,14 +182,14 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
                 bar.update(task, advance=1, failed=failures)
 
     rows = views.rows(records)
-    write_canvas(out / CANVAS, rows, cfg.assignment, max_points(cfg, only))
+    write_canvas(out / CANVAS, rows, cfg.title, max_points(cfg, only))
     views.show_overrides(out, rows)
     keys = {s: r["key"] for s, r in records.items() if r.get("key")}
     if similarity:
         _similarity(out, subs, records, keys, console)
     from autograder.batch.class_report import write_class_report
     thresholds = {name: dict(spec.settings) for name, spec in cfg.e2e.items()}
-    write_class_report(out / CLASS_REPORT, rows, parts, cfg.assignment, thresholds,
+    write_class_report(out / CLASS_REPORT, rows, parts, cfg.title, thresholds,
                        similarity_mod.load_similarity(out, keys), len(enrolled) if enrolled is not None else None)
     if nbgrader is not None:
         from autograder.batch.nbgrader_gradebook import NbgraderError, write_scores

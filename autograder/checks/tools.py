@@ -16,7 +16,7 @@ from hypothesis.reporting import with_reporter
 
 from autograder import textsafe
 from autograder.checks import CheckFailed, Context
-from autograder.remote import PARAMETERS, SubmissionError
+from autograder.remote import SubmissionError, parameter_names
 from autograder.textsafe import fmt
 
 # Failures that no other input would change: reported at once, never shrunk (an inconsistent function
@@ -203,7 +203,7 @@ def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple]
             return
         value, grads = expected
         answer = ask(ctx, made)
-        names = PARAMETERS.get(made.function, ())
+        names = parameter_names(made.function)
         mask = made.args[names.index("mask")] if "mask" in names[:len(made.args)] else None
         got = answer.value if isinstance(answer.value, tuple) else (answer.value,)
         for i, (g, e) in enumerate(zip(got, value if isinstance(value, tuple) else (value,))):

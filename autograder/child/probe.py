@@ -48,7 +48,7 @@ def writable(path: str) -> bool:
     """True when a file can be made in the directory, or the file opened for writing (nothing is written)."""
     try:
         if os.path.isdir(path):
-            mark = os.path.join(path, f".lab12-probe-{uuid.uuid4().hex[:8]}")
+            mark = os.path.join(path, f".autograder-probe-{uuid.uuid4().hex[:8]}")
             os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             os.unlink(mark)
             return True

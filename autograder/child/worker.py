@@ -32,10 +32,11 @@ torch.set_num_interop_threads(1)
 
 
 def import_submission(path: str):
-    spec = importlib.util.spec_from_file_location("rlhf", path)
+    name = os.path.splitext(os.path.basename(path))[0]  # as students import it (grading.yaml `submission`)
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules["rlhf"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -68,7 +69,7 @@ def call(module, request: dict) -> dict:
     fn = getattr(module, request["fn"], None)
     if not callable(fn):
         return {"ok": False, "error": {"kind": "missing", "type": "AttributeError",
-                                       "message": f"rlhf.py does not define {request['fn']}", "line": None}}
+                                       "message": f"the submission does not define {request['fn']}", "line": None}}
     args = list(request["args"])
     kwargs = dict(request.get("kwargs", {}))
     grad = request.get("grad", [])

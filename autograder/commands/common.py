@@ -166,7 +166,7 @@ def check_outside_grader(path: Path, option: str = "--out") -> None:
 def _probe(folder: Path, option: str, target: Path) -> None:
     """Create and remove a folder inside `folder`: the only sure test of writing there (root ignores modes)."""
     try:
-        shutil.rmtree(tempfile.mkdtemp(prefix=".lab12-write-probe-", dir=folder))
+        shutil.rmtree(tempfile.mkdtemp(prefix=".autograder-write-probe-", dir=folder))
     except OSError as exc:
         fail(f"{option} {target} cannot be written: {folder} refuses new files ({exc.strerror or exc}); "
              "choose another folder")

@@ -10,7 +10,7 @@ from autograder.commands.common import check_input, check_only, check_out_folder
 HELP = "grade one submission (rlhf.py, a folder holding it, or a notebook)"
 EXAMPLES = """examples:
   python -m autograder grade rlhf.py --out report/            the full grade (about a minute)
-  python -m autograder grade lab12/ --out report/ --only gae  a folder holding rlhf.py; one part only
+  python -m autograder grade upload/ --out report/ --only gae  a folder holding rlhf.py; one part only
   python -m autograder grade rlhf.ipynb --out report/ --only rm_loss,e2e --quiet
   python -m autograder grade rlhf.py --out report/ --self-check  the visible checks only (no reference needed)
 

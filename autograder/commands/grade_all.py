@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograder import config
 from autograder.commands.common import (
     FAILURES,
     add_workers,
@@ -56,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="grade on an existing Dask distributed cluster, e.g. tcp://scheduler:8786")
     parser.add_argument("--nbgrader-db", type=Path, default=None, metavar="GRADEBOOK",
                         help="also write the full grades into this nbgrader gradebook.db (a full grade only)")
-    parser.add_argument("--nbgrader-assignment", default="lab12", metavar="NAME",
-                        help="the nbgrader assignment the grades belong to (default: lab12)")
+    parser.add_argument("--nbgrader-assignment", default=None, metavar="NAME",
+                        help="the nbgrader assignment the grades belong to (default: grading.yaml `lab`)")
     parser.add_argument("--roster", type=Path, default=None, metavar="FILE",
                         help="the enrolled students: a CSV with a student column, a Gradescope roster export, or "
                              "an nbgrader gradebook.db; each gets a row ('no submission' when nothing came in)")
@@ -125,8 +126,9 @@ def _nbgrader(args: argparse.Namespace, only: set[str] | None) -> tuple[Path, st
     if only:
         fail("--nbgrader-db takes full grades: drop --only")
     from autograder.batch.nbgrader_gradebook import NbgraderError, check_assignment
+    assignment = args.nbgrader_assignment or config.current().lab
     try:
-        check_assignment(args.nbgrader_db, args.nbgrader_assignment)
+        check_assignment(args.nbgrader_db, assignment)
     except NbgraderError as exc:
         fail(str(exc))
-    return args.nbgrader_db, args.nbgrader_assignment
+    return args.nbgrader_db, assignment

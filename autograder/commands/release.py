@@ -11,7 +11,7 @@ from autograder.commands.common import check_out_folder, fail
 HELP = "build DIR/student.zip, DIR/autograder.zip (Gradescope) and DIR/nbgrader/ (nbgrader course)"
 EXAMPLES = """examples:
   python -m autograder release                     into release/out
-  python -m autograder release --out /tmp/lab12    somewhere else (a new or empty folder, or a previous release)
+  python -m autograder release --out /tmp/grader    somewhere else (a new or empty folder, or a previous release)
 
 Exit 2: a leak check failed (something secret would have shipped) or --out cannot be written."""
 INTERRUPTED = "release stopped; --out may hold a partial release: run the same command again to rebuild it"

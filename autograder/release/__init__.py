@@ -9,7 +9,7 @@ repository's `release/` folder (which files go where, the handout and script tem
     starter.py         the starter rlhf.py, generated from the reference (solution bodies removed)
     engine.py          the grading engine for the self-check: the modules it imports, minus hidden ones
     public_config.py   grading.yaml without its secrets (only what the self-check needs)
-    lab.py             the lab's parts read from the reference with ast (signatures and docstrings only)
+    outline.py         the lab's parts read from the reference with ast (signatures and docstrings only)
     handout.py         README.md rendered with jinja2 from the lab's parts and grading.yaml
     scripts.py         Gradescope's setup.sh and run_autograder from their templates
     source_notebook.py the nbgrader source notebook (solution, autograded test and read-only cells)

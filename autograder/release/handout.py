@@ -6,7 +6,7 @@ from pathlib import Path
 
 import jinja2
 
-from autograder.release.lab import Lab
+from autograder.release.outline import Outline
 from autograder.release.public_config import visible_tests
 from autograder.release.tree import Tree
 
@@ -36,7 +36,7 @@ def file_rows(tree: Tree, described: dict[str, str]) -> list[tuple[str, str]]:
     return [(name, described[name]) for name in sorted(names, key=order.index)]
 
 
-def handout_context(lab: Lab, raw: dict, descriptions: dict[str, str], torch: str,
+def handout_context(lab: Outline, raw: dict, descriptions: dict[str, str], torch: str,
                     has_experiments: bool, folder: str, files: list[tuple[str, str]]) -> dict:
     points = {part.name: part_points(raw, part.name) for part in lab.parts}
     missing = sorted(set(raw["e2e"]) - set(descriptions))
@@ -46,7 +46,7 @@ def handout_context(lab: Lab, raw: dict, descriptions: dict[str, str], torch: st
             "description": descriptions[name]} for name, spec in raw["e2e"].items()]
     unit_total = sum(p["unit"] for p in points.values())
     return {
-        "assignment": raw["assignment"], "folder": folder, "files": files, "lab": lab, "points": points,
+        "title": raw["title"], "folder": folder, "files": files, "lab": lab, "points": points,
         "e2e": e2e, "torch": torch,
         "n_functions": sum(len(part.functions) for part in lab.parts), "has_experiments": has_experiments,
         "visible_points": sum(p["visible"] for p in points.values()),

@@ -1,6 +1,6 @@
 """Step: write a release into its --out folder, touching only the files a release owns.
 
-The folder keeps a manifest (`.lab12-release.json`: path -> sha256 of every file the last release
+The folder keeps a manifest (`.autograder-release.json`: path -> sha256 of every file the last release
 wrote). A new release
   - refuses (ReleaseError) when the folder holds files the manifest does not list, or listed files
     changed since (staff's notes, nbgrader's own gradebook.db, submitted/, release/ ...), unless `force`;
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autograder.release.tree import Tree
 
-MANIFEST = ".lab12-release.json"
+MANIFEST = ".autograder-release.json"
 SHOWN = 5  # paths quoted in the refusal
 
 

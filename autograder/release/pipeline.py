@@ -21,7 +21,7 @@ from autograder.release.collect import collect_files
 from autograder.release.deterministic_zip import zip_bytes
 from autograder.release.engine import add_engine
 from autograder.release.handout import add_handout, environment, file_rows, handout_context
-from autograder.release.lab import Lab, read_lab
+from autograder.release.outline import Outline, read_outline
 from autograder.release.output import write_release
 from autograder.release.public_config import add_public_config, secrets
 from autograder.release.scripts import add_scripts
@@ -42,7 +42,7 @@ class Sources:
     recipes: dict
     raw: dict           # grading.yaml
     reference: Path
-    lab: Lab
+    lab: Outline
     torch: str          # the pinned torch version (from release/requirements.txt)
 
     @classmethod
@@ -54,7 +54,7 @@ class Sources:
             raise ValueError("release/requirements.txt must pin torch (torch==X.Y.Z)")
         return cls(root, yaml.safe_load((release / "recipes.yaml").read_text()),
                    yaml.safe_load((root / "grading.yaml").read_text()), reference,
-                   read_lab(reference.read_text()), pin.group(1))
+                   read_outline(reference.read_text()), pin.group(1))
 
     @property
     def templates(self) -> Path:
@@ -111,7 +111,7 @@ def nbgrader_tree(src: Sources, student: Tree) -> Tree:
     """The course folder: source/<assignment>/ holds the student bundle's files minus those the notebook
     replaces (so the same engine runs its test cells, self_check.py and run_experiments.py), and the notebook."""
     recipe = src.recipes["nbgrader"]
-    name = recipe["assignment"]
+    name = src.raw["lab"]
     given = Tree()
     for path, data in student.files.items():
         if path.split("/")[0] not in recipe["without"]:

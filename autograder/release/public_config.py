@@ -1,6 +1,6 @@
 """Step: grading.yaml for the student bundle, holding only what the self-check needs.
 
-Kept: the assignment's name, the submission file, the parts, the visibility defaults, the hypothesis
+Kept: the lab's name and title, the submission file, the world, the contract, the visibility defaults, the hypothesis
 settings, the limits, and the public tests (their inputs are `visible`: the reference-free checks
 under autograder/checks/public/) with their points. Dropped: every other test id and the whole
 end-to-end section (seeds, thresholds, training settings).
@@ -14,8 +14,8 @@ from autograder.release.tree import Tree
 
 HEADER = ("# The public part of the course's grading.yaml: the visible tests the self-check runs, and its\n"
           "# limits. The hidden and end-to-end tests are graded at submission; their settings are not here.\n")
-KEPT = ("assignment", "submission", "parts", "default_visibility", "default_inputs_visibility", "hypothesis",
-        "calibration", "batch")  # the config requires them; they hold no test material
+KEPT = ("lab", "title", "submission", "world", "contract", "default_visibility", "default_inputs_visibility",
+        "hypothesis", "calibration", "batch")  # the config requires them; they hold no test material
 
 
 def visible_tests(raw: dict) -> dict[str, dict]:

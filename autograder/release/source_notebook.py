@@ -18,7 +18,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from autograder.release.lab import Lab
+from autograder.release.outline import Outline
 from autograder.release.public_config import visible_tests
 from autograder.release.tree import Tree
 
@@ -57,7 +57,7 @@ def test_cell_source(test_id: str, title: str, points: float) -> str:
     return "".join(f"# {line}\n" for line in comment) + f"visible_test({test_id!r})\n"
 
 
-def source_notebook(lab: Lab, raw: dict, titles: dict[str, str], intro: str) -> dict:
+def source_notebook(lab: Outline, raw: dict, titles: dict[str, str], intro: str) -> dict:
     visible = visible_tests(raw)
     missing = sorted(set(visible) - set(titles))
     if missing:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import types
 from typing import Callable
 
+from autograder import config
 from autograder.bank import Entry
-from autograder.remote import CONTRACT
 
 
 def contract_with(entry: Entry, reference: types.ModuleType) -> dict[str, Callable]:
@@ -15,7 +15,7 @@ def contract_with(entry: Entry, reference: types.ModuleType) -> dict[str, Callab
     through their globals (ranking_loss calls a mistaken bradley_terry_loss, shaped_rewards a
     mistaken kl_estimate)."""
     namespace = {**entry.impl.__globals__, **vars(reference)}
-    functions = {name: _rebind(getattr(reference, name), namespace) for name in CONTRACT}
+    functions = {name: _rebind(getattr(reference, name), namespace) for name in config.current().functions}
     functions[entry.function] = _rebind(entry.impl, namespace)
     namespace.update(functions)
     return functions

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import torch
 
+from autograder import config
 from autograder.paths import REFERENCE
 from autograder.reference import load_reference
-from autograder.remote import CONTRACT
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ NULLS = {n.name: n for n in [
         "kl_estimate": "torch.zeros_like(logp)",
         "shaped_rewards": "torch.zeros_like(logp)"}),
     Null("memorized", "every shown input's answer hard-coded (handout tests, public checks), zeros elsewhere", {
-        name: f"_memorized({name!r}, locals())" for name in CONTRACT}),
+        name: f"_memorized({name!r}, locals())" for name in config.current().functions}),
 ]}
 
 HELPERS = '''
@@ -216,7 +216,7 @@ def _handout_calls() -> list[ShownCall]:
         return wrapper
 
     fake = types.ModuleType("rlhf")
-    for name in CONTRACT:
+    for name in config.current().functions:
         setattr(fake, name, recording(name))
     saved = sys.modules.get("rlhf")
     sys.modules["rlhf"] = fake
@@ -247,9 +247,9 @@ def null_source(null: Null) -> str:
     ref = load_reference()
     parts = [f'"""Null submission {null.name!r}: {null.description}."""', HELPERS]
     if any("_memorized" in body for body in null.bodies.values()):
-        args = {name: list(inspect.signature(getattr(ref, name)).parameters) for name in CONTRACT}
+        args = {name: list(inspect.signature(getattr(ref, name)).parameters) for name in config.current().functions}
         parts.append(f"_ARGS = {args!r}")
         parts.append(MEMORIZER.format(memory=shown_calls()))
-    for name in CONTRACT:
+    for name in config.current().functions:
         parts.append(f"def {name}{_signature(ref, name)}:\n    return {null.bodies[name]}\n")
     return "\n\n".join(parts) + "\n"

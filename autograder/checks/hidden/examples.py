@@ -19,7 +19,7 @@ The lists are shipped in examples.json (a hidden-check file, never in the studen
 check module, the strategy's repr and max_examples (and "chosen <function>" for the chosen examples,
 which are deterministic but cost ~0.5 s of CPU to build), with a fingerprint of what they depend on (the
 hypothesis and torch versions, the checks' code). A stale or missing file costs time only: the lists
-are then drawn in the grade, once per strategy and process. `python -m autograder.checks.hidden.examples`
+are then drawn in the grade, once per strategy and process. `python -m autograder refresh`
 rewrites the file; tests/test_examples.py checks that it is current and equals a fresh draw.
 """
 
@@ -116,11 +116,18 @@ def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> 
 
 # ---------------------------------------------------------------- the shipped file
 def fingerprint() -> str:
-    """sha256 of what the draws depend on besides their key: library versions and the checks' code."""
+    """sha256 of what the draws depend on besides their key: library versions and the checks' code (comments and
+    docstrings aside: editing them changes no draw)."""
+    from autograder.baseline import code_of
     h = hashlib.sha256(f"hypothesis {hypothesis.__version__}\ntorch {torch.__version__}\n".encode())
     for path in sorted(CHECKS_DIR.rglob("*.py")):
-        h.update(str(path.relative_to(CHECKS_DIR)).encode() + b"\0" + path.read_bytes())
+        h.update(str(path.relative_to(CHECKS_DIR)).encode() + b"\0" + code_of(path).encode())
     return h.hexdigest()
+
+
+def is_current(path: Path = DATA_FILE) -> bool:
+    """The shipped file matches the checks and the libraries (`python -m autograder refresh` rewrites it)."""
+    return bool(read(path))
 
 
 def _shipped() -> dict[str, list]:

@@ -19,7 +19,7 @@ import zlib
 
 import torch
 
-from autograder.remote import PARAMETERS
+from autograder.remote import parameter_names
 
 SEED = 912_377_041  # the judge's own: twins are the same in every grade, on every machine
 LOGPROB = (-40.0, 0.0)
@@ -41,7 +41,7 @@ MARGIN = 1e-3  # distance kept from a kink of PPO's losses (as in checks/hidden/
 def twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
     """The (args, kwargs) of the fresh twin of a public check's `position`-th call, `function(*args, **kwargs)`."""
     gen = torch.Generator().manual_seed(SEED + zlib.crc32(f"{function}/{position}".encode()))
-    names = PARAMETERS[function]
+    names = parameter_names(function)
     values = dict(zip(names, args)) | dict(kwargs)
     mask = values.get("mask")
     drawn: dict[str, object] = {}

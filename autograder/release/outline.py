@@ -30,7 +30,7 @@ class Part:
 
 
 @dataclass
-class Lab:
+class Outline:
     docstring: str
     preamble: str       # the code between the module docstring and the first part (imports)
     parts: list[Part]
@@ -43,7 +43,7 @@ class Lab:
         return "\n\n".join(p for p in paragraphs if "`python " not in p).strip()
 
 
-def read_lab(source: str) -> Lab:
+def read_outline(source: str) -> Outline:
     """Parse the reference: every top-level function belongs to the last section comment above it."""
     tree = ast.parse(source)
     lines = source.splitlines()
@@ -69,4 +69,4 @@ def read_lab(source: str) -> Lab:
         parts[index].functions.append(Function(node.name, signature, docstring, body))
     doc_end = tree.body[0].end_lineno if ast.get_docstring(tree) else 0
     preamble = "\n".join(lines[doc_end:sections[0][0] - 1]).strip("\n")
-    return Lab(ast.get_docstring(tree) or "", preamble, parts)
+    return Outline(ast.get_docstring(tree) or "", preamble, parts)
