@@ -16,7 +16,7 @@ import dataclasses
 import random
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 
@@ -74,17 +74,34 @@ def ranking_tensors(rankings: list[dict]) -> tuple[torch.Tensor, torch.Tensor, t
 
 
 def train_reward_model(rankings: list[dict], ranking_loss: Callable, steps: int = 300,
-                       lr: float = 0.05) -> DigitRM:
-    """Fit a DigitRM to the labeler's rankings with `ranking_loss` (full-batch Adam)."""
+                       lr: float = 0.05, batch_size: int | None = None, seed: int = 0) -> DigitRM:
+    """Fit a DigitRM to the labeler's rankings with `ranking_loss` (Adam).
+
+    batch_size None: every step sees all N rankings (full batch). Otherwise each step sees `batch_size`
+    of them, in epochs of a random order drawn from `seed` (each ranking once per epoch).
+    """
     counts, ranking, _ = ranking_tensors(rankings)
     rm = DigitRM()
     opt = torch.optim.Adam(rm.parameters(), lr=lr)
+    batches = _minibatches(len(rankings), batch_size, seed) if batch_size is not None else None
     for _ in range(steps):
-        loss = ranking_loss(rm(counts), ranking)
+        rows = next(batches) if batches is not None else slice(None)
+        loss = ranking_loss(rm(counts[rows]), ranking[rows])
         opt.zero_grad()
         loss.backward()
         opt.step()
     return rm
+
+
+def _minibatches(n: int, batch_size: int, seed: int) -> Iterator[torch.Tensor]:
+    """Row indices of `batch_size` rankings at a time: epochs of a random order of range(n) from `seed`."""
+    generator = torch.Generator().manual_seed(seed)
+    order = torch.empty(0, dtype=torch.long)
+    while True:
+        if len(order) < batch_size:
+            order = torch.randperm(n, generator=generator)
+        rows, order = order[:batch_size], order[batch_size:]
+        yield rows
 
 
 @torch.no_grad()

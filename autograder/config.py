@@ -60,6 +60,8 @@ class Hypothesis(Section):
     atol: float = doc("absolute tolerance of comparisons at float64 inputs")
     rtol_float32: float = doc("relative tolerance at float32 inputs")
     atol_float32: float = doc("absolute tolerance at float32 inputs")
+    shrink_examples: int = doc("shrinking a failure of a property test stops after this many more examples...")
+    shrink_seconds: float = doc("...or this much more CPU time (judge and child): the failure found last is reported")
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,16 @@ class Calibration(Section):
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of the sandboxed child (and grade_seconds, of a whole grade)."""
+    """Resource limits of the sandboxed child (and grade_seconds / grade_wall_seconds, of a whole grade)."""
 
-    call_seconds: float = doc("wall time of one call of a student function")
-    import_seconds: float = doc("wall time of importing rlhf.py (torch's import included)")
-    grade_seconds: float = doc("the whole grade: tests not started by then fail with a message")
+    call_seconds: float = doc("CPU time the child may spend on one call of a student function")
+    import_seconds: float = doc("CPU time the child may spend importing rlhf.py (torch's import included)")
+    wall_per_cpu: float = doc("a call's (and the import's) wall-clock backstop, as a multiple of its CPU limit: "
+                              "for code that waits or sleeps")
+    grade_seconds: float = doc("the whole grade's CPU budget (every judge lane and sandboxed child): tests not "
+                               "started once it is spent fail with a message, running calls are cut to what is left")
+    grade_wall_seconds: float = doc("the whole grade's wall-clock backstop, below the platform's own limit "
+                                    "(Gradescope's default: 10 minutes)")
     memory_mb: int = doc("memory of the child, every kind counted (cgroup where allowed, else polled)")
     processes: int = doc("processes and threads the child may add")
     output_bytes: int = doc("what the submission prints, kept for the report (the rest is counted, dropped)")

@@ -13,10 +13,11 @@ failed test with a plain sentence; the grader raises GraderError only when it ca
 from __future__ import annotations
 
 import gc
+import pickle
 import sys
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Literal
@@ -24,6 +25,7 @@ from typing import Literal
 import hypothesis.errors
 import torch
 
+from autograder import budget as budget_mod
 from autograder import checks, lanes, preflight, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
@@ -35,6 +37,10 @@ from autograder.remote import RemoteSubmission, SubmissionError
 from autograder.sandbox import SandboxError, isolation_report
 
 Mode = Literal["full", "self_check"]
+Progress = Callable[[GradeResult], None]
+STOPPED = Finding(message="not run: the grade was stopped before this test ended (the platform's time limit?)",
+                  kind="time")  # a test not finished yet, in a progress snapshot
+_BUDGET: budget_mod.Budget | None = None  # the running grade's, inherited by the forked second lane
 
 
 class GraderError(Exception):
@@ -61,12 +67,16 @@ def runnable_tests(cfg: config_mod.Config, mode: Mode) -> list[str]:
 
 
 def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config | None = None,
-          mode: Mode = "full", lane_count: int | None = None, secrets: Iterable[Path] = ()) -> GradeResult:
+          mode: Mode = "full", lane_count: int | None = None, secrets: Iterable[Path] = (),
+          progress: Progress | None = None, wall_seconds: float | None = None) -> GradeResult:
     """Grade `submission` (see the module docstring).
 
     `lane_count` caps the judge lanes (None: what the machine allows). A full grade first proves that the
     submission could read none of the grader's secrets, nor `secrets` (the output folder, other students'
-    submissions), and refuses to grade otherwise.
+    submissions), and refuses to grade otherwise. `progress`, when given, gets the grade so far after each
+    test (the tests not ended yet as STOPPED): a platform that kills the grade still finds those results.
+    The grade spends at most limits.grade_seconds of CPU (both lanes and their children) and `wall_seconds` of
+    wall-clock time (default limits.grade_wall_seconds, below Gradescope's limit; autograder/budget.py).
     """
     cfg = cfg or config_mod.load()
     try:
@@ -87,33 +97,83 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
                           kind="empty")
         return _not_run(found.name, chosen, cfg, started, bool(only), finding, "empty", "the file is empty")
     work, trained = lanes.plan(chosen, n_lanes, e2e_runs(chosen, cfg))
+
+    def result_of(results: list[TestResult], output: str) -> GradeResult:
+        order = {t: i for i, t in enumerate(chosen)}
+        results = sorted(results, key=lambda r: order[r.id])
+        status, detail = grade_status([r.finding for r in results])
+        return GradeResult(found.name, results, partial=bool(only), execution_time=time.monotonic() - started,
+                           output=output, isolation=isolation_report(), status=status, status_detail=detail,
+                           notice=checks.SHOWN_INPUTS_ONLY if mode == "self_check" else "")
+
+    def snapshot(done: list[TestResult]) -> None:
+        if progress is not None:
+            ended = {r.id for r in done}
+            progress(result_of(done + [scored(cfg.tests[t], _title(t), _tags(t, cfg), STOPPED)
+                                       for t in chosen if t not in ended], ""))
+
+    global _BUDGET
+    _BUDGET = budget_mod.Budget(cfg.limits.grade_seconds, wall_seconds or cfg.limits.grade_wall_seconds)
     try:
-        results, output = _run_lanes(found.path, work, trained, started, cfg, mode)
+        results, output = _run_lanes(found.path, work, trained, cfg, mode, snapshot)
     except SandboxError as exc:
         raise GraderError(f"the grader could not sandbox the submission on this machine: {exc}") from None
-    order = {t: i for i, t in enumerate(chosen)}
-    results.sort(key=lambda r: order[r.id])
-    status, detail = grade_status([r.finding for r in results])
-    return GradeResult(found.name, results, partial=bool(only), execution_time=time.monotonic() - started,
-                       output=output, isolation=isolation_report(), status=status, status_detail=detail,
-                       notice=checks.SHOWN_INPUTS_ONLY if mode == "self_check" else "")
+    finally:
+        _BUDGET = None
+    return result_of(results, output)
 
 
-def _run_lanes(path: Path, work: list[list[str]], trained: set, started: float, cfg: config_mod.Config,
-               mode: Mode) -> tuple[list[TestResult], str]:
+class _Inbox:
+    """What the second lane sends the first: the runs it trained (the first lane's memo waits for them) and
+    each test's result as it ends (for progress snapshots; all of them come back at the end anyway)."""
+
+    def __init__(self, connection):
+        self.connection, self.runs, self.results = connection, {}, []
+
+    def read(self, timeout: float = 0.0) -> bool:
+        """Read one message if one comes within `timeout` seconds; False when none did."""
+        if not self.connection.poll(timeout):
+            return False
+        kind, _, body = self.connection.recv_bytes().partition(b"\n")
+        if kind == b"runs":
+            from autograder import e2e
+            self.runs.update(e2e.runs_from_json(body.decode()))
+        else:
+            self.results.append(pickle.loads(body))  # our own forked judge's TestResult
+        return True
+
+
+def _run_lanes(path: Path, work: list[list[str]], trained: set, cfg: config_mod.Config, mode: Mode,
+               snapshot: Callable[[list[TestResult]], None]) -> tuple[list[TestResult], str]:
     """Run the lanes' tests; the second lane sends each run it trains, the first waits for those it reuses."""
+    assert _BUDGET is not None
     if len(work) == 2 and work[1]:
-        with lanes.second_lane() as (pool, inbox):
-            future = pool.submit(run_lane, path, work[1], started, cfg, mode)
+        with lanes.second_lane() as (pool, connection):
+            future = pool.submit(_second_lane, path, work[1], cfg, mode)  # forked: it inherits _BUDGET
+            inbox = _Inbox(connection)
             runs = _runs_from(inbox, future.done, trained)
-            results, output = run_lane(path, work[0], started, cfg, mode, runs)
+            results, output = run_lane(path, work[0], _BUDGET, cfg, mode, runs,
+                                       ended=lambda done: _snapshot_both(inbox, done, snapshot))
             while not future.done():  # what the first lane did not wait for: the pipe must not fill up
-                if inbox.poll(0.1):
-                    inbox.recv_bytes()
+                if inbox.read(0.1):
+                    snapshot(results + inbox.results)
             more, more_output = future.result()
         return results + more, output + more_output
     gc.freeze()
-    return run_lane(path, work[0], started, cfg, mode)
+    return run_lane(path, work[0], _BUDGET, cfg, mode, ended=snapshot)
+
+
+def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[list[TestResult]], None]) -> None:
+    while inbox.read(0):
+        pass
+    snapshot(done + inbox.results)
+
+
+def _second_lane(path: Path, test_ids: list[str], cfg: config_mod.Config, mode: Mode) -> tuple[list[TestResult], str]:
+    """run_lane in the forked second lane, on the grade's budget (inherited with the fork, never pickled)."""
+    assert _BUDGET is not None
+    return run_lane(path, test_ids, _BUDGET, cfg, mode,
+                    ended=lambda done: lanes.send(b"result\n" + pickle.dumps(done[-1])))
 
 
 def e2e_runs(chosen: list[str], cfg: config_mod.Config) -> dict[str, dict]:
@@ -125,17 +185,15 @@ def e2e_runs(chosen: list[str], cfg: config_mod.Config) -> dict[str, dict]:
     return {t: registry[t[4:]].runs(cfg.e2e[t[4:]]) for t in chosen if t.startswith("e2e.")}
 
 
-def _runs_from(inbox, lane_done, trained: set):
+def _runs_from(inbox: _Inbox, lane_done, trained: set):
     """The first lane's memo: a run the second lane trains is read from its pipe (or, if that lane ends
     without it, trained here after all)."""
     from autograder import e2e
-    received: dict = {}
 
     def fetch(key) -> dict:
-        while key not in received and not (lane_done() and not inbox.poll(0)):
-            if inbox.poll(0.1):
-                received.update(e2e.runs_from_json(inbox.recv_bytes().decode()))
-        return dict(received)
+        while key not in inbox.runs and not (lane_done() and not inbox.connection.poll(0)):
+            inbox.read(0.1)
+        return dict(inbox.runs)
     return e2e.SharedRuns(trained, fetch)
 
 
@@ -152,28 +210,28 @@ def _not_run(name: str, chosen: list[str], cfg: config_mod.Config, started: floa
                        status_detail=detail, isolation=isolation_report())
 
 
-def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Config,
-             mode: Mode, runs: dict | None = None) -> tuple[list[TestResult], str]:
+def run_lane(path: Path, test_ids: list[str], budget: budget_mod.Budget, cfg: config_mod.Config,
+             mode: Mode, runs: dict | None = None,
+             ended: Callable[[list[TestResult]], None] | None = None) -> tuple[list[TestResult], str]:
     """Run tests in order with one sandboxed child; returns their results and what the submission printed.
 
-    `started` is a time.monotonic() value (shared by every lane on this machine) for the grade's time limit.
-    `runs` is the e2e tests' memo (default: a new one); each run trained here is also `lanes.send` on.
+    `budget` is the grade's (shared by every lane). `runs` is the e2e tests' memo (default: a new one); each
+    run trained here is also `lanes.send` on. `ended(results so far)` is called after each test.
     """
     # One thread per lane: the judge's tensors are tiny (waking OpenMP threads costs ~20 ms an op under
     # load), and the machine's other core runs the other lane.
     torch.set_num_threads(1)
     reference = load_reference() if mode == "full" else None
     sent: set = set()
-    sub = RemoteSubmission(path, cfg.limits, deadline=started + cfg.grade_seconds)
+    sub = RemoteSubmission(path, cfg.limits, budget)
     if runs is not None:
         sub.memo = runs
     results = []
     try:
         for test_id in test_ids:
             t0 = time.monotonic()
-            if time.monotonic() - started > cfg.grade_seconds:
-                finding = Finding(message=f"not run: the grade's time limit ({cfg.grade_seconds:g} s) was reached",
-                                  kind="time")
+            if budget.over():
+                finding = Finding(message=f"not run: {budget.reason()}", kind="time")
             else:
                 sub.begin_test()
                 finding = run_test(test_id, cfg, sub, reference)
@@ -181,6 +239,8 @@ def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Co
             result.seconds = time.monotonic() - t0
             results.append(result)
             _send_new_runs(sub.memo, sent)
+            if ended is not None:
+                ended(results)
             lanes.trim_heap()
         return results, sub.output()
     finally:
@@ -192,7 +252,7 @@ def _send_new_runs(memo: dict, sent: set) -> None:
     new = {k: v for k, v in memo.items() if k not in sent}
     if new:
         from autograder import e2e
-        lanes.send(e2e.runs_to_json(new).encode())
+        lanes.send(b"runs\n" + e2e.runs_to_json(new).encode())
         sent.update(new)
 
 

@@ -262,6 +262,14 @@ class CgroupLeaf:
         except (OSError, ValueError):
             return 0
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds of every process that ever ran in the leaf (cpu.stat's usage_usec), None if unreadable."""
+        try:
+            stat = dict(line.split() for line in (self.path / "cpu.stat").read_text().splitlines())
+            return int(stat["usage_usec"]) / 1e6
+        except (OSError, ValueError, KeyError):
+            return None
+
     def kill(self) -> None:
         """SIGKILL every process in the leaf (cgroup.kill where the kernel has it, >= 5.14)."""
         try:

@@ -25,12 +25,12 @@ and dtype the contract gives for its inputs (SHAPES), checked before the trainin
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import torch
 
 from autograder import config, textsafe
+from autograder.budget import Budget
 from autograder.config import Limits
 from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, SandboxError
 
@@ -123,9 +123,10 @@ def equal_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 class RemoteSubmission:
-    def __init__(self, path: Path, limits: Limits, deadline: float | None = None):
-        """`deadline` (time.monotonic()) ends the grade: later calls fail, running ones are cut short."""
-        self.path, self.limits, self.deadline = Path(path), limits, deadline
+    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None):
+        """`budget` is the grade's (autograder/budget.py): once spent, later calls fail and running ones are cut
+        short; the live child's CPU counts in it."""
+        self.path, self.limits, self.budget = Path(path), limits, budget
         self._child: Child | None = None
         self._import_error: SubmissionError | SandboxError | None = None
         self._broken: dict[str, SubmissionError] = {}
@@ -133,6 +134,8 @@ class RemoteSubmission:
         self._answers = 0  # answers given in the current test (the sample asked twice: `reasked`)
         self.calls = 0
         self.memo: dict = {}  # results the judge derived from this submission (e.g. PPO runs), per grade
+        if budget is not None:
+            budget.watch(self._child_cpu)  # a reaped child's CPU counts among the judge's reaped children
 
     # ------------------------------------------------------------ child lifecycle
     def _ensure_child(self) -> Child:
@@ -159,6 +162,10 @@ class RemoteSubmission:
                 raise self._import_error
             self._child = child
         return self._child
+
+    def _child_cpu(self) -> float:
+        """CPU seconds of the live child (0 when none runs): what the grade's budget counts of it."""
+        return self._child.cpu_seconds() if self._child is not None else 0.0
 
     def output(self) -> str:
         """What the submission printed so far in the current child (capped)."""
@@ -190,19 +197,20 @@ class RemoteSubmission:
         if fn in self._inconsistent:
             raise self._inconsistent[fn].again()
         timeout = timeout or self.limits.call_seconds
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
+        wall = timeout * self.limits.wall_per_cpu
+        if self.budget is not None:
+            left = self.budget.left()
             if left <= 0:
-                raise SubmissionError("not run: the grade's time limit was reached", "died")
-            timeout = min(timeout, left)
+                raise SubmissionError(f"not run: {self.budget.reason()}", "died")
+            timeout, wall = min(timeout, left), min(wall, self.budget.wall_left())
         child = self._ensure_child()
         self.calls += 1
         request = {"op": "call", "fn": fn, "args": list(args), "kwargs": kwargs, "grad": list(grad)}
-        answer = self._answer(child, request, fn, args, kwargs, grad, timeout, valid)
+        answer = self._answer(child, request, fn, args, kwargs, grad, timeout, wall, valid)
         self._answers += 1
         if reasked(self._answers):
             try:
-                again = self._answer(child, request, fn, args, kwargs, grad, timeout, valid)
+                again = self._answer(child, request, fn, args, kwargs, grad, timeout, wall, valid)
             except SubmissionError as exc:
                 if exc.kind == "died":
                     raise
@@ -213,10 +221,10 @@ class RemoteSubmission:
         return answer
 
     def _answer(self, child: Child, request: dict, fn: str, args: tuple, kwargs: dict, grad: tuple[int, ...],
-                timeout: float, valid: bool) -> tuple:
-        """One request and its checked reply: (value, grads), or SubmissionError."""
+                timeout: float, wall: float, valid: bool) -> tuple:
+        """One request and its checked reply: (value, grads), or SubmissionError. `timeout` is CPU seconds."""
         try:
-            reply = child.request(request, timeout, what=f"{fn}()")
+            reply = child.request(request, timeout, what=f"{fn}()", wall=wall)
         except ChildFailure as exc:
             self._child = None
             self._broken[fn] = SubmissionError(str(exc)[0].upper() + str(exc)[1:], "died", detail=exc.detail)

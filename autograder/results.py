@@ -11,6 +11,7 @@ visible input.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from autograder import config
@@ -69,4 +70,12 @@ def write_results(result: GradeResult, path: Path, with_leaderboard: bool = Fals
         longest = max(data["tests"], key=lambda t: len(t["output"]))
         longest["output"] = longest["output"][: len(longest["output"]) // 2] + "\n[cut]"
         text = json.dumps(data, indent=1)
-    path.write_text(text, encoding="utf-8", errors="replace")
+    write_atomically(path, text)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` at once (a temporary file, then os.replace): a reader, or a grade killed
+    while writing, finds the old file or the new one, never half of one."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8", errors="replace")
+    os.replace(temporary, path)

@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from autograder import config, ipc, isolation, textsafe
+from autograder.budget import CallClock
 from autograder.child import wire
 from autograder.config import Limits
 from autograder.paths import ASSIGNMENT
@@ -48,6 +49,7 @@ HOME_NAME = re.compile(r"autograder-child-(\d+)-(\d+)-.*")  # autograder-child-<
 
 
 DETAIL_CHARS = 500     # longest child-produced text kept in an error's `detail`
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # units of /proc/PID/stat's times
 
 
 class ChildFailure(Exception):
@@ -138,17 +140,18 @@ class Child:
         """Send the set-up, then receive the import's answer: {"ok": True} or {"ok": False, "error": ...}.
         SandboxError before any submission code ran; ChildFailure for an answer unreadable or malformed."""
         timeout = self.limits.import_seconds
-        deadline = time.monotonic() + timeout
+        wall = timeout * self.limits.wall_per_cpu
+        deadline, clock = time.monotonic() + wall, CallClock(self.cpu_seconds)
         try:  # nothing of the submission has run yet: a failure here is the machine's, not the student's
-            self._send(wire.encode(self._setup()), deadline, "starting the sandbox", timeout)
-            ready = self._receive(deadline, timeout, "starting the sandbox")
+            self._send(wire.encode(self._setup()), deadline, "starting the sandbox", wall)
+            ready = self._receive(deadline, wall, "starting the sandbox", clock, timeout)
         except ChildFailure as exc:
             detail = f" ({exc.detail})" if exc.detail else ""
             raise SandboxError(f"the sandbox did not start: {exc}{detail}") from None
         if not ready.get("ready"):
             raise SandboxError("the sandbox could not confine the child: "
                                + textsafe.clean(str(ready.get("error")), DETAIL_CHARS))
-        hello = self._receive(deadline, timeout, "importing the submission")
+        hello = self._receive(deadline, wall, "importing the submission", clock, timeout)
         if type(hello.get("ok")) is not bool:
             raise ChildFailure("importing the submission sent a malformed answer", "protocol")
         return hello
@@ -228,11 +231,16 @@ class Child:
                 "landlock": landlock}
 
     # ------------------------------------------------------------------ talking to the child
-    def request(self, message: dict, timeout: float | None = None, what: str = "the call") -> dict:
+    def request(self, message: dict, timeout: float | None = None, what: str = "the call",
+                wall: float | None = None) -> dict:
+        """Send `message`, return the child's answer. `timeout`: the CPU seconds the child may spend on it
+        (default call_seconds); `wall`: the wall-clock backstop (default wall_per_cpu times `timeout`), for a
+        call that waits without using CPU. Load on the machine or a CPU quota slows only the wall clock."""
         timeout = timeout or self.limits.call_seconds
-        deadline = time.monotonic() + timeout
-        self._send(wire.encode(message), deadline, what, timeout)
-        return self._receive(deadline, timeout, what)
+        wall = wall or timeout * self.limits.wall_per_cpu
+        deadline = time.monotonic() + wall
+        self._send(wire.encode(message), deadline, what, wall)
+        return self._receive(deadline, wall, what, CallClock(self.cpu_seconds), timeout)
 
     def _send(self, data: bytes, deadline: float, what: str, timeout: float | None = None) -> None:
         view = memoryview(data)
@@ -248,7 +256,9 @@ class Child:
             if left <= 0 or not select.select([], [self._to_child], [], left)[1]:
                 self._timeout(what, timeout or self.limits.import_seconds)
 
-    def _receive(self, deadline: float, timeout: float, what: str) -> dict:
+    def _receive(self, deadline: float, timeout: float, what: str, clock: CallClock | None = None,
+                 cpu_limit: float = 0.0) -> dict:
+        """The next answer; `deadline`/`timeout` the wall backstop, `clock`/`cpu_limit` the CPU limit."""
         while not self._reader.buffer:  # bytes kept from the last read are an answer already started
             left = deadline - time.monotonic()
             if select.select([self._from_child], [], [], max(0.0, min(left, POLL_SECONDS)))[0]:
@@ -256,7 +266,12 @@ class Child:
             if self._over_memory():
                 self._stop("memory")
             elif left <= 0:
-                self._timeout(what, timeout)
+                self._timeout(what, timeout, cpu_limit)
+            elif clock is not None and clock.spent() > cpu_limit:
+                self._stop("time")
+                self.kill()
+                raise ChildFailure(f"{what} did not finish within {cpu_limit:g} s of CPU time (time limit) and was "
+                                   "stopped", "time")
         if time.monotonic() - self._memory_checked >= POLL_SECONDS and self._over_memory(
                 fresh_resident=time.monotonic() - self._resident_checked >= MEMORY_CHECK_SECONDS):
             self._stop("memory")  # calls shorter than a poll: memory (tmpfs files) held across them counts too
@@ -264,7 +279,7 @@ class Child:
         try:
             message = self._reader.read(deadline)
         except TimeoutError:
-            self._timeout(what, timeout)
+            self._timeout(what, timeout, cpu_limit)
         except EOFError:
             raise ChildFailure(*self._death(what)) from None
         except wire.WireError as exc:
@@ -286,10 +301,14 @@ class Child:
             self._resident, self._resident_checked = self._resident_mb(), self._memory_checked
         return self._resident + self._tmpfs_mb() > self.limits.memory_mb
 
-    def _timeout(self, what: str, timeout: float):
+    def _timeout(self, what: str, timeout: float, cpu_limit: float = 0.0):
+        """The wall-clock backstop: the child used less CPU than its limit, yet did not answer in time."""
         self._stop("time")
         self.kill()
-        raise ChildFailure(f"{what} did not finish within {timeout:g} s (time limit) and was stopped", "time")
+        waiting = f" while using less than its {cpu_limit:g} s of CPU time (does it wait or sleep?)" if cpu_limit \
+            else ""
+        raise ChildFailure(f"{what} did not finish within {timeout:g} s of wall-clock time{waiting} (time limit) "
+                           "and was stopped", "time")
 
     def _death(self, what: str) -> tuple[str, str, str]:
         """Why the channel closed, as (sentence, kind, detail)."""
@@ -320,6 +339,22 @@ class Child:
                 textsafe.clean(f"exit code {code}{last}", DETAIL_CHARS))
 
     # ------------------------------------------------------------------ processes
+    def cpu_seconds(self) -> float:
+        """CPU seconds of the child: its cgroup leaf's (every process it started, wherever reparented), else its
+        live process tree's, user and system, its reaped descendants' included (/proc/PID/stat: ~30 us a process)."""
+        in_leaf = self.leaf.cpu_seconds() if self.leaf is not None else None
+        if in_leaf is not None:
+            return in_leaf
+        ticks = 0
+        for pid in self._tree():
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    fields = f.read().rpartition(b")")[2].split()  # the name may hold spaces and parentheses
+                ticks += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime: fields 14-17 of stat(5)
+            except (OSError, ValueError):
+                continue
+        return ticks / CLOCK_TICKS
+
     def _tree(self) -> list[int]:
         """The child's process tree (pids as the judge sees them), through /proc/PID/task/TID/children."""
         found, todo = [], [self.proc.pid]

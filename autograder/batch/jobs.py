@@ -21,9 +21,11 @@ import time
 import traceback
 from pathlib import Path
 
+from autograder import config
 from autograder.batch.fingerprint import grader_version
 from autograder.outcome import part_table
 
+REPORT_SECONDS = 60  # kept of a job's limit (batch.job_seconds) for writing the reports after the grade
 TEMP_PREFIX = "autograder-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
 
 
@@ -55,8 +57,9 @@ def _grade(job: dict) -> dict:
         path = Path(tmp) / "submission" / job["filename"]
         path.parent.mkdir()
         path.write_bytes(job["data"])
+        # No platform kills a grade here: its wall-clock backstop is the worker's own job limit, less the reports'
         result = grade(path, only=set(job["only"]) or None, secrets=[Path(p) for p in job.get("secrets", [])],
-                       lane_count=job.get("lanes"))
+                       lane_count=job.get("lanes"), wall_seconds=config.load().batch.job_seconds - REPORT_SECONDS)
         result.submission = f"{job['student']}/{job['filename']}"  # the reports name the student, not a temp path
         out = Path(tmp) / "out"
         write_reports(result, out)

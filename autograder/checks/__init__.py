@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -79,6 +80,7 @@ class Context:
     sub: Any                 # autograder.remote.RemoteSubmission
     ref: Any                 # module with the reference functions, or None in the student bundle
     hypothesis: Mapping[str, Any]  # grading.yaml's `hypothesis` section (config.Hypothesis, read by key)
+    cpu: Callable[[], float] = time.process_time  # CPU seconds spent so far (the judge's and the child's)
 
 
 def load_all() -> dict[str, Check]:

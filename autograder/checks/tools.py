@@ -272,8 +272,33 @@ def _masked(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask.bool(), x, torch.full_like(x, float("nan")))
 
 
+class ShrinkBudget:
+    """What shrinking one check's failure may cost: `examples` more examples or `seconds` more CPU (the judge's
+    and the child's, `cpu()`) after the first failure. Past it the failure found last, real and as small as it
+    got, is what every later example raises: hypothesis stops calling the submission and ends at once."""
+
+    def __init__(self, examples: int, seconds: float, cpu: Callable[[], float]):
+        self.examples, self.seconds, self.cpu = examples, seconds, cpu
+        self.failure: CheckFailed | None = None
+        self._since = 0
+        self._cpu_at = 0.0
+
+    def failed(self, failure: CheckFailed) -> None:
+        if self.failure is None:
+            self._cpu_at = self.cpu()
+        self.failure = failure
+
+    def spent(self) -> bool:
+        if self.failure is None:
+            return False
+        self._since += 1
+        return self._since > self.examples or self.cpu() - self._cpu_at > self.seconds
+
+
 def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
-    """Run `body(example)` on hypothesis-generated examples, derandomised; the shrunk failure propagates."""
+    """Run `body(example)` on hypothesis-generated examples, derandomised; the shrunk failure propagates.
+    Shrinking stops at grading.yaml's hypothesis.shrink_examples / shrink_seconds (ShrinkBudget)."""
+    shrink = ShrinkBudget(ctx.hypothesis["shrink_examples"], ctx.hypothesis["shrink_seconds"], ctx.cpu)
     config = settings(max_examples=ctx.hypothesis["max_examples"], derandomize=True, database=None,
                       deadline=None, suppress_health_check=list(HealthCheck),
                       phases=[Phase.explicit, Phase.generate, Phase.shrink], print_blob=False,
@@ -282,7 +307,15 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
     @config
     @given(strategy)
     def prop(example):
-        body(example)
+        failure = shrink.failure if shrink.spent() else None
+        if failure is None:
+            try:
+                body(example)
+            except CheckFailed as exc:
+                shrink.failed(exc)
+                failure = exc
+        if failure is not None:
+            raise failure.with_traceback(None)  # one place for every failure: hypothesis sees one bug
 
     with with_reporter(lambda *_: None), _no_local_constants():
         prop()
