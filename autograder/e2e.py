@@ -36,11 +36,12 @@ class Criterion:
         m = margin(value, threshold(spec, self.bound), self.side)
         return m < 0 or (m == 0 and self.side == ">")
 
-    def measured(self, spec: Mapping, value: float) -> str:
+    def against_threshold(self, spec: Mapping, value: float) -> str:
         """"rm gain 0.310 (needs >= 1: failed)": the measured value against the threshold."""
         name = self.label or self.metric.replace("_", " ")
         verdict = "failed" if self.fails(spec, value) else "met"
-        return f"{name} {value:.3f} (needs {self.side} {threshold(spec, self.bound):g}: {verdict})"
+        bound = textsafe.measure_words(threshold(spec, self.bound), threshold=True)
+        return f"{name} {textsafe.measure_words(value)} (needs {self.side} {bound}: {verdict})"
 
 
 Measure = Callable[[Config, Mapping, Any, dict], tuple[dict, str, dict]]  # parts: the lab's function bundle
@@ -67,10 +68,10 @@ class E2ETest:
     def verdict(self, spec: Mapping, metrics: dict) -> str:
         """"" when the test passes; else the message of the first criterion the metrics fail, then every
         criterion's measured value against its threshold ("...: gold gain 0.137 (needs >= 0.34: failed), ...")."""
-        failed = [c for c in self.criteria if c.fails(spec, metrics[c.metric])]
-        if not failed:
-            return ""
-        return f"{failed[0].message}: " + ", ".join(c.measured(spec, metrics[c.metric]) for c in self.criteria)
+        for c in self.criteria:
+            if c.fails(spec, metrics[c.metric]):
+                return f"{c.message}: " + ", ".join(k.against_threshold(spec, metrics[k.metric]) for k in self.criteria)
+        return ""
 
     @property
     def thresholds(self) -> set[str]:

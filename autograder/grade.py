@@ -27,7 +27,7 @@ import torch
 from autograder import checks, lanes, preflight, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
-from autograder.discovery import Contract, SubmissionNotFound, find_submission, is_empty
+from autograder.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty
 from autograder.isolation import IsolationError
 from autograder.outcome import Finding, GradeResult, TestResult, grade_status, scored
 from autograder.reference import NoReference, load_reference
@@ -88,7 +88,7 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
         return _not_run(found.name, chosen, cfg, started, bool(only), finding, "empty", "the file is empty")
     work, trained = lanes.plan(chosen, n_lanes, e2e_runs(chosen, cfg))
     try:
-        results, output = _run_lanes(found.path, work, trained, started, cfg, mode)
+        results, output = _run_lanes(found, work, trained, started, cfg, mode)
     except SandboxError as exc:
         raise GraderError(f"the grader could not sandbox the submission on this machine: {exc}") from None
     order = {t: i for i, t in enumerate(chosen)}
@@ -99,21 +99,21 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
                        notice=checks.SHOWN_INPUTS_ONLY if mode == "self_check" else "")
 
 
-def _run_lanes(path: Path, work: list[list[str]], trained: set, started: float, cfg: config_mod.Config,
+def _run_lanes(found: Submission, work: list[list[str]], trained: set, started: float, cfg: config_mod.Config,
                mode: Mode) -> tuple[list[TestResult], str]:
     """Run the lanes' tests; the second lane sends each run it trains, the first waits for those it reuses."""
     if len(work) == 2 and work[1]:
         with lanes.second_lane() as (pool, inbox):
-            future = pool.submit(run_lane, path, work[1], started, cfg, mode)
+            future = pool.submit(run_lane, found, work[1], started, cfg, mode)
             runs = _runs_from(inbox, future.done, trained)
-            results, output = run_lane(path, work[0], started, cfg, mode, runs)
+            results, output = run_lane(found, work[0], started, cfg, mode, runs)
             while not future.done():  # what the first lane did not wait for: the pipe must not fill up
                 if inbox.poll(0.1):
                     inbox.recv_bytes()
             more, more_output = future.result()
         return results + more, output + more_output
     gc.freeze()
-    return run_lane(path, work[0], started, cfg, mode)
+    return run_lane(found, work[0], started, cfg, mode)
 
 
 def e2e_runs(chosen: list[str], cfg: config_mod.Config) -> dict[str, dict]:
@@ -152,7 +152,7 @@ def _not_run(name: str, chosen: list[str], cfg: config_mod.Config, started: floa
                        status_detail=detail, isolation=isolation_report())
 
 
-def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Config,
+def run_lane(found: Submission, test_ids: list[str], started: float, cfg: config_mod.Config,
              mode: Mode, runs: dict | None = None) -> tuple[list[TestResult], str]:
     """Run tests in order with one sandboxed child; returns their results and what the submission printed.
 
@@ -164,7 +164,8 @@ def run_lane(path: Path, test_ids: list[str], started: float, cfg: config_mod.Co
     torch.set_num_threads(1)
     reference = load_reference() if mode == "full" else None
     sent: set = set()
-    sub = RemoteSubmission(path, cfg.limits, deadline=started + cfg.grade_seconds)
+    sub = RemoteSubmission(found.path, cfg.limits, deadline=started + cfg.grade_seconds,
+                           name=Path(found.name).name if found.cells is not None else "rlhf.py", cells=found.cells)
     if runs is not None:
         sub.memo = runs
     results = []

@@ -142,9 +142,13 @@ def equal_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 class RemoteSubmission:
-    def __init__(self, path: Path, limits: Limits, deadline: float | None = None):
-        """`deadline` (time.monotonic()) ends the grade: later calls fail, running ones are cut short."""
+    def __init__(self, path: Path, limits: Limits, deadline: float | None = None, name: str = "rlhf.py",
+                 cells: tuple | None = None):
+        """`deadline` (time.monotonic()) ends the grade: later calls fail, running ones are cut short. `name`: the
+        file the student wrote (a notebook's, whose converted `path` they do not have); `cells`: a notebook's line
+        map (discovery.Submission.cells), so the child's line numbers are told as code cell and line."""
         self.path, self.limits, self.deadline = Path(path), limits, deadline
+        self.name, self.cells = name, cells
         self._child: Child | None = None
         self._import_error: SubmissionError | SandboxError | None = None
         self._broken: dict[str, SubmissionError] = {}
@@ -165,15 +169,15 @@ class RemoteSubmission:
                 self._import_error = exc
                 raise
             except ChildFailure as exc:
-                self._import_error = SubmissionError(f"rlhf.py could not be imported: {exc}", "import",
+                self._import_error = SubmissionError(f"{self.name} could not be imported: {exc}", "import",
                                                      detail=exc.detail, private_inputs=restarted)
                 raise self._import_error from None
             if not child.hello.get("ok"):
                 err = _error_of(child.hello)
                 child.kill()
                 self._import_error = SubmissionError(
-                    f"rlhf.py could not be imported: {_raised(err)}",
-                    "import", err.get("type"), textsafe.said(err.get("message"), err.get("line")),
+                    f"{self.name} could not be imported: {_raised(err)}",
+                    "import", err.get("type"), textsafe.said(err.get("message"), err.get("line"), self.cells),
                     private_inputs=restarted)
                 raise self._import_error
             self._child = child
@@ -253,8 +257,8 @@ class RemoteSubmission:
             sentence = f"rlhf.py does not define {fn}" if kind == "missing" else f"{fn} {raised}"
             if err.get("kind") == "unsendable":  # the answer, not the function, failed: e.g. a sparse tensor
                 sentence = f"{fn} returned a value the grader cannot read back (sending it {raised})"
-            error = SubmissionError(sentence, kind, err.get("type"),
-                                    textsafe.said(err.get("message"), err.get("line")) if kind == "raised" else "")
+            said = textsafe.said(err.get("message"), err.get("line"), self.cells) if kind == "raised" else ""
+            error = SubmissionError(sentence, kind, err.get("type"), said)
             if kind in ("missing", "not_implemented"):  # no other input will change that answer
                 self._broken[fn] = error
             raise error
