@@ -201,9 +201,20 @@ def summary_lines(result: GradeResult, student: bool = False) -> list[str]:
     return lines
 
 
-def test_text(t: TestResult, show_inputs: bool = True) -> str:
+def hint_groups(tests: list[TestResult]) -> list[tuple[str, list[str]]]:
+    """Each distinct hint of the failed `tests` once, with the ids of the tests it explains (one mistake often fails
+    several tests of its function), in the order of their first test."""
+    groups: OrderedDict[str, list[str]] = OrderedDict()
+    for t in tests:
+        if not t.passed and t.finding.hint:
+            groups.setdefault(t.finding.hint, []).append(t.id)
+    return list(groups.items())
+
+
+def test_text(t: TestResult, show_inputs: bool = True, hint_ref: str = "") -> str:
     """What a reader sees about one test; `show_inputs` (outcome.inputs_shown): the failing input, expected and got
-    values and the submission's own text, else only what goes with the outcome (the kind and shape compared)."""
+    values and the submission's own text, else only what goes with the outcome (the kind and shape compared).
+    `hint_ref`: a short reference to the hint shown once elsewhere (the reports' Hints section) instead of it."""
     f = t.finding
     if t.passed:
         return "Passed." + (f"\n{clean(f.details, MAX_TEXT)}" if f.details else "")
@@ -220,7 +231,7 @@ def test_text(t: TestResult, show_inputs: bool = True) -> str:
         if f.got:
             lines.append(f"Got:      {clean(f.got, MAX_TEXT)}")
     if f.hint:
-        lines.append(f"Hint: {clean(f.hint, MAX_TEXT)}")
+        lines.append(f"Hint: {hint_ref or clean(f.hint, MAX_TEXT)}")
     if f.details:
         lines.append(clean(f.details, MAX_TEXT))
     if not show_inputs and f.input_text:
