@@ -123,6 +123,15 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class FeedbackPolicy:
+    """Against using the grader as an oracle (autograder/feedback_policy.py): Gradescope's submission history."""
+
+    max_detailed: int = doc("detailed feedbacks on hidden tests a student gets per rolling window; beyond, the "
+                            "score and the visible tests only (the score always counts); 0: no limit", 0)
+    window_hours: float = doc("the rolling window, in hours, over the submission times Gradescope records", 24.0)
+
+
+@dataclass(frozen=True)
 class Config:
     assignment: str = doc("the lab's title")
     submission: str = doc("the file students submit (a notebook defining the same functions is accepted)")
@@ -138,6 +147,8 @@ class Config:
     batch: Batch = doc("grade-all")
     leaderboard: bool = doc("write Gradescope leaderboard entries (gold gain, RM accuracy) into results.json",
                             False)
+    feedback_policy: FeedbackPolicy = doc("at most `max_detailed` detailed feedbacks on hidden tests per "
+                                          "`window_hours` (Gradescope); off by default", FeedbackPolicy())
     source: str = "grading.yaml"   # where it was read from (for messages)
     lines: Mapping[str, int] = field(default_factory=dict, repr=False)  # "limits.memory_mb" -> line
 
@@ -177,6 +188,10 @@ def load(path: Path = GRADING_YAML) -> Config:
     e2e = {name: reader.e2e(name, spec) for name, spec in reader.mapping(raw.get("e2e"), "e2e").items()}
     cfg = dataclasses.replace(cfg, e2e=e2e, source=path.name, lines=lines,
                               tests={**tests, **{f"e2e.{n}": _e2e_test_spec(n, s) for n, s in e2e.items()}})
+    if cfg.feedback_policy.max_detailed < 0:
+        raise reader.error("feedback_policy.max_detailed", "must be 0 (no limit) or more")
+    if cfg.feedback_policy.window_hours <= 0:
+        raise reader.error("feedback_policy.window_hours", "must be a positive number of hours")
     return _resolve_visibility(cfg, reader)
 
 
