@@ -157,8 +157,8 @@ def said(message: object, line: object = None, cells: tuple | None = None) -> st
     told in the notebook's terms, "code cell 7, line 3: ..."."""
     text = clean(message, 500) if isinstance(message, str) else ""
     where = f"line {line}" if type(line) is int else ""
-    if where and cells is not None and 0 < line <= len(cells) and cells[line - 1]:  # type: ignore[operator]
-        cell, cell_line = cells[line - 1]  # type: ignore[index]
+    if type(line) is int and cells is not None and 0 < line <= len(cells) and cells[line - 1]:
+        cell, cell_line = cells[line - 1]
         where = f"code cell {cell}, line {cell_line}"
     return f"{where}: {text}" if where and text else where or text
 
