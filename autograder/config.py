@@ -160,6 +160,15 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class FeedbackPolicy:
+    """Against using the grader as an oracle (autograder/feedback_policy.py): Gradescope's submission history."""
+
+    max_detailed: int = doc("detailed feedbacks on hidden tests a student gets per rolling window; beyond, the "
+                            "score and the visible tests only (the score always counts); 0: no limit", 0)
+    window_hours: float = doc("the rolling window, in hours, over the submission times Gradescope records", 24.0)
+
+
+@dataclass(frozen=True)
 class Config:
     lab: str = doc("the lab's name, a Python identifier: its grading package's module name, nbgrader's "
                    "assignment name")
@@ -180,6 +189,8 @@ class Config:
     leaderboard: bool = doc("write Gradescope leaderboard entries (`leaderboard_columns`) into results.json",
                             False)
     leaderboard_columns: tuple[LeaderboardColumn, ...] = doc("the leaderboard's columns: e2e measurements", ())
+    feedback_policy: FeedbackPolicy = doc("at most `max_detailed` detailed feedbacks on hidden tests per "
+                                          "`window_hours` (Gradescope); off by default", FeedbackPolicy())
     source: str = "grading.yaml"   # where it was read from (for messages)
     lines: Mapping[str, int] = field(default_factory=dict, repr=False)  # "limits.memory_mb" -> line
 
@@ -235,6 +246,10 @@ def load(path: Path = GRADING_YAML) -> Config:
     cfg = dataclasses.replace(cfg, e2e=e2e, source=path.name, lines=lines,
                               tests={**tests, **{f"e2e.{n}": _e2e_test_spec(n, s) for n, s in e2e.items()}})
     _check_contract(cfg, reader)
+    if cfg.feedback_policy.max_detailed < 0:
+        raise reader.error("feedback_policy.max_detailed", "must be 0 (no limit) or more")
+    if cfg.feedback_policy.window_hours <= 0:
+        raise reader.error("feedback_policy.window_hours", "must be a positive number of hours")
     return _resolve_visibility(cfg, reader)
 
 

@@ -58,6 +58,7 @@ class Submission:
     path: Path      # the rlhf.py the sandbox copies (a temporary one for a notebook)
     name: str       # what reports call it: the path the user gave or found
     problem: str = ""  # why a notebook could not be converted, e.g. "code cell 3 is nested too deeply..."
+    cells: tuple[tuple[int, int] | None, ...] | None = None  # a notebook's: (code cell, line) of each line of `path`
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,8 @@ def find_submission(path: Path, contract: Contract | None = None) -> Submission:
     if found.suffix == ".ipynb":
         from autograder.notebook import NotebookError, notebook_to_module_file
         try:
-            return Submission(notebook_to_module_file(found), str(found))
+            module, cells = notebook_to_module_file(found)
+            return Submission(module, str(found), cells=cells)
         except NotebookError as exc:
             return Submission(found, str(found), problem=f"{found.name} could not be imported: {exc}")
     return Submission(found, str(found))

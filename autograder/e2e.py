@@ -30,6 +30,18 @@ class Criterion:
     bound: str | float   # a grading.yaml key of the test, or a number
     side: str            # ">=", "<=" or ">": where the metric must lie relative to the bound
     message: str         # the test's message when the metric is on the wrong side
+    label: str = ""      # the metric's name in a sentence (default: `metric` with spaces)
+
+    def fails(self, spec: Mapping, value: float) -> bool:
+        m = margin(value, threshold(spec, self.bound), self.side)
+        return m < 0 or (m == 0 and self.side == ">")
+
+    def against_threshold(self, spec: Mapping, value: float) -> str:
+        """"rm gain 0.310 (needs >= 1: failed)": the measured value against the threshold."""
+        name = self.label or self.metric.replace("_", " ")
+        verdict = "failed" if self.fails(spec, value) else "met"
+        bound = textsafe.measure_words(threshold(spec, self.bound), threshold=True)
+        return f"{name} {textsafe.measure_words(value)} (needs {self.side} {bound}: {verdict})"
 
 
 Measure = Callable[[Config, Mapping, Any, dict], tuple[dict, str, dict]]  # parts: the lab's function bundle
@@ -54,11 +66,11 @@ class E2ETest:
     runs: Runs = no_runs         # the trainings it measures, keyed as in its memo, with their cost (lanes.plan)
 
     def verdict(self, spec: Mapping, metrics: dict) -> str:
-        """The message of the first criterion the metrics fail, or "" when the test passes."""
+        """"" when the test passes; else the message of the first criterion the metrics fail, then every
+        criterion's measured value against its threshold ("...: gold gain 0.137 (needs >= 0.34: failed), ...")."""
         for c in self.criteria:
-            m = margin(metrics[c.metric], threshold(spec, c.bound), c.side)
-            if m < 0 or (m == 0 and c.side == ">"):
-                return c.message
+            if c.fails(spec, metrics[c.metric]):
+                return f"{c.message}: " + ", ".join(k.against_threshold(spec, metrics[k.metric]) for k in self.criteria)
         return ""
 
     @property

@@ -134,7 +134,7 @@ def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
           "the same PPO run without the KL penalty (beta = 0): the policy should exploit the RM (more even "
           "digits, no <eos>), so the RM score rises while gold falls and malformed answers dominate",
           [Criterion("rm_gain", "min_rm_gain", ">=",
-                     "without a KL penalty the RM score should rise a lot (the policy exploits the RM)"),
+                     "without a KL penalty the RM score should rise a lot (the policy exploits the RM)", "RM gain"),
            Criterion("gold_change", "max_gold_change", "<=", BLIND_SPOT_MISSED),
            Criterion("malformed", "min_malformed", ">=", BLIND_SPOT_MISSED)],
           settings=(*PPO_KEYS, "min_rm_gain", "max_gold_change", "min_malformed"), band="run",

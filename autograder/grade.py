@@ -29,7 +29,7 @@ from autograder import budget as budget_mod
 from autograder import checks, lanes, preflight, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
-from autograder.discovery import Contract, SubmissionNotFound, find_submission, is_empty
+from autograder.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty
 from autograder.isolation import IsolationError
 from autograder.outcome import Finding, GradeResult, TestResult, grade_status, scored
 from autograder.reference import NoReference, load_reference
@@ -115,7 +115,7 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     global _BUDGET
     _BUDGET = budget_mod.Budget(cfg.limits.grade_seconds, wall_seconds or cfg.limits.grade_wall_seconds)
     try:
-        results, output = _run_lanes(found.path, work, trained, cfg, mode, snapshot)
+        results, output = _run_lanes(found, work, trained, cfg, mode, snapshot)
     except SandboxError as exc:
         raise GraderError(f"the grader could not sandbox the submission on this machine: {exc}") from None
     finally:
@@ -143,16 +143,16 @@ class _Inbox:
         return True
 
 
-def _run_lanes(path: Path, work: list[list[str]], trained: set, cfg: config_mod.Config, mode: Mode,
+def _run_lanes(found: Submission, work: list[list[str]], trained: set, cfg: config_mod.Config, mode: Mode,
                snapshot: Callable[[list[TestResult]], None]) -> tuple[list[TestResult], str]:
     """Run the lanes' tests; the second lane sends each run it trains, the first waits for those it reuses."""
     assert _BUDGET is not None
     if len(work) == 2 and work[1]:
         with lanes.second_lane() as (pool, connection):
-            future = pool.submit(_second_lane, path, work[1], cfg, mode)  # forked: it inherits _BUDGET
+            future = pool.submit(_second_lane, found, work[1], cfg, mode)  # forked: it inherits _BUDGET
             inbox = _Inbox(connection)
             runs = _runs_from(inbox, future.done, trained)
-            results, output = run_lane(path, work[0], _BUDGET, cfg, mode, runs,
+            results, output = run_lane(found, work[0], _BUDGET, cfg, mode, runs,
                                        ended=lambda done: _snapshot_both(inbox, done, snapshot))
             while not future.done():  # what the first lane did not wait for: the pipe must not fill up
                 if inbox.read(0.1):
@@ -160,7 +160,7 @@ def _run_lanes(path: Path, work: list[list[str]], trained: set, cfg: config_mod.
             more, more_output = future.result()
         return results + more, output + more_output
     gc.freeze()
-    return run_lane(path, work[0], _BUDGET, cfg, mode, ended=snapshot)
+    return run_lane(found, work[0], _BUDGET, cfg, mode, ended=snapshot)
 
 
 def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[list[TestResult]], None]) -> None:
@@ -169,10 +169,11 @@ def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[li
     snapshot(done + inbox.results)
 
 
-def _second_lane(path: Path, test_ids: list[str], cfg: config_mod.Config, mode: Mode) -> tuple[list[TestResult], str]:
+def _second_lane(found: Submission, test_ids: list[str], cfg: config_mod.Config,
+                 mode: Mode) -> tuple[list[TestResult], str]:
     """run_lane in the forked second lane, on the grade's budget (inherited with the fork, never pickled)."""
     assert _BUDGET is not None
-    return run_lane(path, test_ids, _BUDGET, cfg, mode,
+    return run_lane(found, test_ids, _BUDGET, cfg, mode,
                     ended=lambda done: lanes.send(b"result\n" + pickle.dumps(done[-1])))
 
 
@@ -210,7 +211,7 @@ def _not_run(name: str, chosen: list[str], cfg: config_mod.Config, started: floa
                        status_detail=detail, isolation=isolation_report())
 
 
-def run_lane(path: Path, test_ids: list[str], budget: budget_mod.Budget, cfg: config_mod.Config,
+def run_lane(found: Submission, test_ids: list[str], budget: budget_mod.Budget, cfg: config_mod.Config,
              mode: Mode, runs: dict | None = None,
              ended: Callable[[list[TestResult]], None] | None = None) -> tuple[list[TestResult], str]:
     """Run tests in order with one sandboxed child; returns their results and what the submission printed.
@@ -223,7 +224,8 @@ def run_lane(path: Path, test_ids: list[str], budget: budget_mod.Budget, cfg: co
     torch.set_num_threads(1)
     reference = load_reference() if mode == "full" else None
     sent: set = set()
-    sub = RemoteSubmission(path, cfg.limits, budget)
+    sub = RemoteSubmission(found.path, cfg.limits, budget,
+                           name=Path(found.name).name if found.cells is not None else "", cells=found.cells)
     if runs is not None:
         sub.memo = runs
     results = []

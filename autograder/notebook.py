@@ -1,7 +1,7 @@
 """A notebook submission (.ipynb) as the rlhf.py source the grader runs.
 
     source = notebook_to_source(Path("rlhf.ipynb"))       # str: a module with the notebook's definitions
-    path = notebook_to_module_file(Path("rlhf.ipynb"))    # that source written to a temporary rlhf.py
+    path, cells = notebook_to_module_file(Path("rlhf.ipynb"))   # written to a temporary rlhf.py; its line map
     source = cells_to_source(["import torch", "def f(): ..."], "a kernel's history")   # the same, from cells
 
 From every code cell, in order, it keeps the top-level statements that define things: imports,
@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 KEEP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -65,19 +66,26 @@ def strip_ipython(cell: str) -> str:
 def definitions(cell: str, keep_invalid: bool = True) -> str:
     """The top-level definitions of one cell (see the module docstring); if it does not parse, the cell
     itself (`keep_invalid`) or nothing."""
+    return "\n".join(text for _, text in kept_lines(cell, keep_invalid))
+
+
+def kept_lines(cell: str, keep_invalid: bool = True) -> list[tuple[int | None, str]]:
+    """definitions(cell) line by line: (its line number in the cell, or None for a blank separator; text)."""
+    lines = cell.splitlines()
     try:
         tree = ast.parse(cell)
     except SyntaxError:
-        return cell if keep_invalid else ""
-    lines = cell.splitlines()
-    kept = []
+        return list(enumerate(lines, start=1)) if keep_invalid else []
+    kept: list[tuple[int | None, str]] = []
     for node in tree.body:
         if _imports_engine(node):
             continue
         if isinstance(node, KEEP) or (isinstance(node, (ast.Assign, ast.AnnAssign)) and not _has_call(node)):
             first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            kept.append("\n".join(lines[first - 1:node.end_lineno]))
-    return "\n\n".join(kept)
+            if kept:
+                kept.append((None, ""))
+            kept += [(n, lines[n - 1]) for n in range(first, (node.end_lineno or node.lineno) + 1)]
+    return kept
 
 
 def _imports_engine(node: ast.AST) -> bool:
@@ -90,6 +98,14 @@ def _has_call(node: ast.AST) -> bool:
     return any(isinstance(n, (ast.Call, ast.Await, ast.Yield)) for n in ast.walk(node))
 
 
+@dataclass(frozen=True)
+class Converted:
+    """A notebook's module source and where each of its lines came from: `cells[i]` is (code cell, line in
+    that cell) for line i + 1 of `source`, None for a line the conversion added."""
+    source: str
+    cells: tuple[tuple[int, int] | None, ...]
+
+
 def notebook_to_source(path: Path) -> str:
     """The module source of a notebook, in this process: its definitions, `from __future__` imports first."""
     try:
@@ -97,13 +113,18 @@ def notebook_to_source(path: Path) -> str:
     except OSError as exc:
         raise NotebookError(f"{path}: not a readable notebook ({exc.strerror})") from None
     try:
-        return source_of(data, Path(path).name)
+        return convert(data, Path(path).name).source
     except NotebookError as exc:
         raise NotebookError(f"{path}: {exc}") from None
 
 
 def source_of(data: bytes, name: str) -> str:
     """The module source of a notebook's bytes (`name`: its file name); NotebookError says why there is none."""
+    return convert(data, name).source
+
+
+def convert(data: bytes, name: str) -> Converted:
+    """source_of(data, name) with its line map."""
     try:
         notebook = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -112,45 +133,65 @@ def source_of(data: bytes, name: str) -> str:
         raise NotebookError("not a readable notebook (its JSON is nested too deeply)") from None
     if not isinstance(notebook, dict):
         raise NotebookError("not a Jupyter notebook")
-    return cells_to_source(code_cells(notebook), name)
+    return convert_cells(code_cells(notebook), name)
 
 
 def cells_to_source(cells: list[str], name: str, keep_invalid: bool = True) -> str:
     """The module source of code cells (in order): their definitions, `from __future__` imports first."""
-    future, blocks = [], []
+    return convert_cells(cells, name, keep_invalid).source
+
+
+def convert_cells(cells: list[str], name: str, keep_invalid: bool = True) -> Converted:
+    """cells_to_source(cells, name, keep_invalid) with its line map."""
+    future: list[tuple[tuple[int, int] | None, str]] = []
+    blocks: list[list[tuple[tuple[int, int] | None, str]]] = []
     for number, cell in enumerate(cells, start=1):
         try:
-            body = definitions(strip_ipython(cell), keep_invalid)
+            kept = kept_lines(strip_ipython(cell), keep_invalid)
         except (RecursionError, MemoryError):
             if not keep_invalid:  # a kernel could not have run it either: it defined nothing
                 continue
             raise NotebookError(f"code cell {number} is nested too deeply or too large to parse") from None
-        rest = []
-        for line in body.splitlines():
-            if line.startswith("from __future__ import"):
-                if line not in future:
-                    future.append(line)
+        rest: list[tuple[tuple[int, int] | None, str]] = []
+        for line, text in kept:
+            where = (number, line) if line is not None else None
+            if text.startswith("from __future__ import"):
+                if text not in (t for _, t in future):
+                    future.append((where, text))
             else:
-                rest.append(line)
-        if "".join(rest).strip():
-            blocks.append(f"# --- notebook code cell {number}\n" + "\n".join(rest).strip("\n"))
-    header = [f'"""Definitions taken from {name} by autograder.notebook."""', *future]
-    return "\n".join(header) + "\n\n" + "\n\n\n".join(blocks) + "\n"
+                rest.append((where, text))
+        while rest and not rest[0][1].strip():
+            rest.pop(0)
+        while rest and not rest[-1][1].strip():
+            rest.pop()
+        if rest:
+            blocks.append([(None, f"# --- notebook code cell {number}"), *rest])
+    lines: list[tuple[tuple[int, int] | None, str]] = [
+        (None, f'"""Definitions taken from {name} by autograder.notebook."""'), *future, (None, "")]
+    for i, block in enumerate(blocks):
+        lines += ([(None, ""), (None, "")] if i else []) + block
+    return Converted("\n".join(t for _, t in lines) + "\n", tuple(w for w, _ in lines))
 
 
-def notebook_to_module_file(path: Path) -> Path:
+def notebook_to_module_file(path: Path) -> tuple[Path, tuple[tuple[int, int] | None, ...]]:
     """Convert the notebook in a bounded subprocess (the module docstring), write its source as rlhf.py in a
-    temporary folder (removed at exit) and return that path. NotebookError says why it could not."""
-    source = bounded_source(Path(path))
+    temporary folder (removed at exit) and return that path with its line map (`Converted.cells`: which code
+    cell and line each line of the file comes from). NotebookError says why it could not."""
+    converted = bounded_convert(Path(path))
     folder = Path(tempfile.mkdtemp(prefix="autograder-notebook-"))
     atexit.register(shutil.rmtree, folder, True)
     module = folder / "rlhf.py"
-    module.write_text(source, encoding="utf-8")
-    return module
+    module.write_text(converted.source, encoding="utf-8")
+    return module, converted.cells
 
 
 def bounded_source(path: Path) -> str:
-    """source_of(the notebook's bytes), computed by `python -I -S notebook.py` under CPU_SECONDS,
+    """source_of(the notebook's bytes), computed in the bounded subprocess (bounded_convert)."""
+    return bounded_convert(path).source
+
+
+def bounded_convert(path: Path) -> Converted:
+    """convert(the notebook's bytes), computed by `python -I -S notebook.py` under CPU_SECONDS,
     MEMORY_MB and WALL_SECONDS; whatever exhausts it is the notebook's NotebookError."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -166,7 +207,8 @@ def bounded_source(path: Path) -> str:
     except subprocess.TimeoutExpired:
         raise NotebookError(f"too slow to read (over {WALL_SECONDS} s)") from None
     if done.returncode == 0:
-        return done.stdout.decode("utf-8")
+        data = json.loads(done.stdout.decode("utf-8"))  # the grader's own conversion: {"source", "cells"}
+        return Converted(data["source"], tuple(tuple(w) if w else None for w in data["cells"]))
     lines = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
     if done.returncode == 1 and lines and lines[-1].startswith(REASON):
         raise NotebookError(lines[-1][len(REASON):][:300])
@@ -179,8 +221,8 @@ REASON = "notebook: "  # how the subprocess's last line of stderr starts when it
 
 
 def main() -> None:
-    """The bounded conversion (argv: the notebook's file name): its bytes on stdin, the module source on
-    stdout; else exit 1 with REASON + why on stderr."""
+    """The bounded conversion (argv: the notebook's file name): its bytes on stdin, the module source and its
+    line map on stdout (JSON: {"source", "cells"}); else exit 1 with REASON + why on stderr."""
     import resource
     for limit, value in ((resource.RLIMIT_CPU, CPU_SECONDS), (resource.RLIMIT_AS, MEMORY_MB << 20),
                          (resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0)):
@@ -189,7 +231,8 @@ def main() -> None:
         except (ValueError, OSError):
             pass  # a system without that limit: the wall-time limit still holds
     try:
-        source = source_of(sys.stdin.buffer.read(), sys.argv[1]).encode("utf-8")
+        converted = convert(sys.stdin.buffer.read(), sys.argv[1])
+        source = json.dumps({"source": converted.source, "cells": converted.cells}).encode("utf-8")
     except NotebookError as exc:
         sys.exit(f"{REASON}{exc}")
     except MemoryError:

@@ -76,6 +76,7 @@ class TestResult:
     finding: Finding = field(default_factory=Finding)
     seconds: float = 0.0
     private_inputs_visibility: str = "hidden"  # grading.yaml's default_inputs_visibility (see input_release)
+    limited: bool = False  # the feedback policy withholds its detailed outcome from students now (limit_feedback)
 
     @property
     def passed(self) -> bool:
@@ -108,8 +109,17 @@ class TestResult:
 
     @property
     def withheld(self) -> bool:
-        """Its failing input (or what goes with it) waits for a later visibility than its outcome."""
-        return self.finding.input_text and not inputs_shown(self, self.visibility)
+        """Its failing input (or what goes with it; or, limited, its detailed outcome) waits for a later visibility
+        than its outcome."""
+        return bool(self.finding.input_text or (self.limited and not self.passed)) \
+            and not inputs_shown(self, self.visibility)
+
+
+def outcome_shown(t: TestResult, release: str | None) -> bool:
+    """May a view released at `release` (None: staff) show t's detailed outcome: message, hint, details, plots,
+    metrics? Not to students while grading.yaml's feedback_policy limits this grade (t.limited): they see the
+    test's name, score and status. (Which tests a view lists at all: GradeResult.shown.)"""
+    return release is None or not t.limited
 
 
 def inputs_shown(t: TestResult, release: str | None) -> bool:
@@ -118,6 +128,8 @@ def inputs_shown(t: TestResult, release: str | None) -> bool:
 
     results.json asks it for a test's entry (released at the test's `visibility`), the student reports for what
     is released now ("visible"); what fails it goes into results.json's 0-point "failing input" entry."""
+    if not outcome_shown(t, release):
+        return False
     return release is None or VISIBILITIES.index(t.input_release) >= VISIBILITIES.index(release)
 
 
@@ -139,6 +151,8 @@ class GradeResult:
     status: str = "graded"       # graded | not_importable | not_implemented | empty
     status_detail: str = ""      # the import error with its line, or what is missing
     notice: str = ""             # the grader's own sentence atop every report (the self-check: shown inputs only)
+    feedback: str = ""           # under grading.yaml's feedback_policy: "detailed" or "limited"; "" without it
+    policy_notice: str = ""      # the feedback policy's sentence atop the student's results
 
     @property
     def score(self) -> float:
@@ -159,6 +173,17 @@ class GradeResult:
         return [t for t in self.tests if not student or t.visibility == "visible"]
 
 
+def limit_feedback(result: GradeResult, notice: str) -> None:
+    """The feedback policy's verdict "limited": students see only the score and status of each hidden test (inputs
+    not visible) whose outcome is visible now; the score is unchanged, and staff see everything."""
+    for t in result.tests:
+        t.limited = t.visibility == "visible" and t.inputs_visibility != "visible"
+    result.feedback, result.policy_notice = "limited", notice
+
+
+WITHHELD = "details withheld: the course's feedback policy (see the top of your results)"
+
+
 def grade_status(findings: list[Finding]) -> tuple[str, str]:
     """(status, detail) of a whole grade from its findings."""
     kinds = [f.kind for f in findings]
@@ -171,8 +196,9 @@ def grade_status(findings: list[Finding]) -> tuple[str, str]:
 
 
 # ---------------------------------------------------------------- the words
-def part_table(tests: list[TestResult]) -> list[dict]:
-    """One row per part (and one for the end-to-end tests): points, maximum, tests passed, first problem."""
+def part_table(tests: list[TestResult], release: str | None = None) -> list[dict]:
+    """One row per part (and one for the end-to-end tests): points, maximum, tests passed, first problem (as a view
+    released at `release` may show it: outcome_shown)."""
     rows: OrderedDict[str, dict] = OrderedDict()
     for t in tests:
         row = rows.setdefault(t.tags[0], {"part": t.tags[0], "score": 0.0, "max": 0.0, "passed": 0, "tests": 0,
@@ -182,7 +208,7 @@ def part_table(tests: list[TestResult]) -> list[dict]:
         row["tests"] += 1
         row["passed"] += t.passed
         if not t.passed and not row["first_failure"]:
-            row["first_failure"] = clean(t.message, MAX_TEXT)
+            row["first_failure"] = clean(t.message, MAX_TEXT) if outcome_shown(t, release) else WITHHELD
     return list(rows.values())
 
 
@@ -190,7 +216,7 @@ def summary_lines(result: GradeResult, student: bool = False) -> list[str]:
     """The score table as text lines; `student`: built only from what students may see right away."""
     tests = result.shown(student)
     lines = [f"{'part':<10} {'points':>13}  tests   first problem"]
-    for row in part_table(tests):
+    for row in part_table(tests, "visible" if student else None):
         lines.append(f"{row['part']:<10} {row['score']:>6.1f} / {row['max']:<5g} {row['passed']:>2}/{row['tests']:<3}  "
                      f"{row['first_failure']}")
     lines.append(f"{'total':<10} {sum(t.score for t in tests):>6.1f} / {sum(t.max_score for t in tests):<5g}")
@@ -201,10 +227,24 @@ def summary_lines(result: GradeResult, student: bool = False) -> list[str]:
     return lines
 
 
-def test_text(t: TestResult, show_inputs: bool = True) -> str:
+def hint_groups(tests: list[TestResult], release: str | None = None) -> list[tuple[str, list[str]]]:
+    """Each distinct hint of the failed `tests` once, with the ids of the tests it explains (one mistake often fails
+    several tests of its function), in the order of their first test; those a view released at `release` shows."""
+    groups: OrderedDict[str, list[str]] = OrderedDict()
+    for t in tests:
+        if not t.passed and t.finding.hint and outcome_shown(t, release):
+            groups.setdefault(t.finding.hint, []).append(t.id)
+    return list(groups.items())
+
+
+def test_text(t: TestResult, show_inputs: bool = True, hint_ref: str = "", show_outcome: bool = True) -> str:
     """What a reader sees about one test; `show_inputs` (outcome.inputs_shown): the failing input, expected and got
-    values and the submission's own text, else only what goes with the outcome (the kind and shape compared)."""
+    values and the submission's own text, else only what goes with the outcome (the kind and shape compared).
+    `hint_ref`: a short reference to the hint shown once elsewhere (the reports' Hints section) instead of it.
+    `show_outcome` (outcome.outcome_shown): else only whether it passed."""
     f = t.finding
+    if not show_outcome:
+        return "Passed." if t.passed else f"Failed ({WITHHELD})."
     if t.passed:
         return "Passed." + (f"\n{clean(f.details, MAX_TEXT)}" if f.details else "")
     lines = [f"Failed: {clean(f.message, MAX_TEXT)}"]
@@ -220,7 +260,7 @@ def test_text(t: TestResult, show_inputs: bool = True) -> str:
         if f.got:
             lines.append(f"Got:      {clean(f.got, MAX_TEXT)}")
     if f.hint:
-        lines.append(f"Hint: {clean(f.hint, MAX_TEXT)}")
+        lines.append(f"Hint: {hint_ref or clean(f.hint, MAX_TEXT)}")
     if f.details:
         lines.append(clean(f.details, MAX_TEXT))
     if not show_inputs and f.input_text:

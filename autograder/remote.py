@@ -123,10 +123,14 @@ def equal_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 class RemoteSubmission:
-    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None):
+    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None, name: str = "",
+                 cells: tuple | None = None):
         """`budget` is the grade's (autograder/budget.py): once spent, later calls fail and running ones are cut
-        short; the live child's CPU counts in it."""
+        short; the live child's CPU counts in it. `name`: the file the student wrote (a notebook's, whose converted
+        `path` they do not have; default: path's name); `cells`: a notebook's line map (discovery.Submission.cells),
+        so the child's line numbers are told as code cell and line."""
         self.path, self.limits, self.budget = Path(path), limits, budget
+        self.name, self.cells = name or Path(path).name, cells
         self._child: Child | None = None
         self._import_error: SubmissionError | SandboxError | None = None
         self._broken: dict[str, SubmissionError] = {}
@@ -149,15 +153,15 @@ class RemoteSubmission:
                 self._import_error = exc
                 raise
             except ChildFailure as exc:
-                self._import_error = SubmissionError(f"{self.path.name} could not be imported: {exc}", "import",
+                self._import_error = SubmissionError(f"{self.name} could not be imported: {exc}", "import",
                                                      detail=exc.detail, private_inputs=restarted)
                 raise self._import_error from None
             if not child.hello.get("ok"):
                 err = _error_of(child.hello)
                 child.kill()
                 self._import_error = SubmissionError(
-                    f"{self.path.name} could not be imported: {_raised(err)}",
-                    "import", err.get("type"), textsafe.said(err.get("message"), err.get("line")),
+                    f"{self.name} could not be imported: {_raised(err)}",
+                    "import", err.get("type"), textsafe.said(err.get("message"), err.get("line"), self.cells),
                     private_inputs=restarted)
                 raise self._import_error
             self._child = child
@@ -242,8 +246,8 @@ class RemoteSubmission:
             sentence = f"{self.path.name} does not define {fn}" if kind == "missing" else f"{fn} {raised}"
             if err.get("kind") == "unsendable":  # the answer, not the function, failed: e.g. a sparse tensor
                 sentence = f"{fn} returned a value the grader cannot read back (sending it {raised})"
-            error = SubmissionError(sentence, kind, err.get("type"),
-                                    textsafe.said(err.get("message"), err.get("line")) if kind == "raised" else "")
+            said = textsafe.said(err.get("message"), err.get("line"), self.cells) if kind == "raised" else ""
+            error = SubmissionError(sentence, kind, err.get("type"), said)
             if kind in ("missing", "not_implemented"):  # no other input will change that answer
                 self._broken[fn] = error
             raise error

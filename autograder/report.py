@@ -4,6 +4,8 @@
 
 The student reports show what students may see right away (autograder/outcome.py: visible outcomes,
 inputs only where released); staff.md shows every test, every input, and how the child was isolated.
+Each distinct hint is shown once, in a Hints section listing the tests it explains; each of those tests
+refers to it by number (results.json keeps each test's hint in full: Gradescope shows tests one by one).
 Imports only outcome, results and jinja2: rendering needs no torch.
 """
 
@@ -15,7 +17,15 @@ from pathlib import Path
 import jinja2
 
 from autograder import config
-from autograder.outcome import GradeResult, inputs_shown, part_table, summary_lines, test_text
+from autograder.outcome import (
+    GradeResult,
+    hint_groups,
+    inputs_shown,
+    outcome_shown,
+    part_table,
+    summary_lines,
+    test_text,
+)
 from autograder.results import write_results
 
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
@@ -27,13 +37,19 @@ __all__ = ["summary_lines", "test_text", "write_reports"]
 
 def render(name: str, result: GradeResult, student: bool) -> str:
     """One template for one reader: `student` shows only what students may see right away."""
-    shown = result.shown(student)
+    shown, release = result.shown(student), "visible" if student else None
+    hints = hint_groups(shown, release)
+    number = {hint: i for i, (hint, _) in enumerate(hints, start=1)}
 
     def text(t) -> str:
-        return test_text(t, show_inputs=inputs_shown(t, "visible" if student else None))
+        ref = f"hint {number[t.finding.hint]} under Hints above" if t.finding.hint in number and not t.passed else ""
+        return test_text(t, show_inputs=inputs_shown(t, release), hint_ref=ref,
+                         show_outcome=outcome_shown(t, release))
 
     text_out = TEMPLATES.get_template(name).render(
-        result=result, tests=shown, table=part_table(shown), text=text, student=student, title=config.current().title,
+        result=result, tests=shown, table=part_table(shown, release), text=text, student=student, hints=hints,
+        title=config.current().title,
+        detailed=lambda t: outcome_shown(t, release),
         output=result.output if not student or result.output_visibility == "visible" else "",
         png=lambda data: base64.b64encode(data).decode())
     return text_out if len(text_out) <= MAX_REPORT else text_out[:MAX_REPORT] + "\n[report cut: too long]\n"

@@ -1,8 +1,10 @@
 """results.json in Gradescope's autograder format, built from the grade's plain results (autograder/outcome.py).
 
-Top level: score, execution_time, output (the score table, from visible outcomes only), visibility,
-stdout_visibility (hidden: the grader's own log is for staff), tests, and `leaderboard` when grading.yaml
-asks for it. Each test: name, score, max_score, status, visibility, output, tags. A test whose failing
+Top level: score, execution_time, output (the feedback policy's sentence, if any, then the score table, from
+visible outcomes only), visibility, stdout_visibility (hidden: the grader's own log is for staff), tests,
+`leaderboard` when grading.yaml asks for it, and `extra_data.autograder_feedback` ("detailed" or "limited") under
+grading.yaml's feedback_policy. A test's output keeps its hint in full: Gradescope shows each test alone.
+Each test: name, score, max_score, status, visibility, output, tags. A test whose failing
 input is released later than its outcome gets a second, 0-point entry with that input, carrying
 `inputs_visibility`; what the submission printed is another 0-point entry, as visible as its least
 visible input.
@@ -15,7 +17,7 @@ import os
 from pathlib import Path
 
 from autograder import config
-from autograder.outcome import GradeResult, TestResult, inputs_shown, summary_lines, test_text
+from autograder.outcome import GradeResult, TestResult, inputs_shown, outcome_shown, summary_lines, test_text
 
 MAX_OUTPUT = 8000    # characters of one test's output
 MAX_BYTES = 1 << 20  # results.json stays under 1 MB
@@ -30,7 +32,7 @@ def _entry(t: TestResult, name: str, score: float, max_score: float, visibility:
 def test_entries(t: TestResult) -> list[dict]:
     """The Gradescope entries of one test: its outcome, and its withheld input when there is one."""
     entries = [_entry(t, f"{t.id}: {t.title}", t.score, t.max_score, t.visibility,
-                      test_text(t, inputs_shown(t, t.visibility)))]
+                      test_text(t, inputs_shown(t, t.visibility), show_outcome=outcome_shown(t, t.visibility)))]
     if t.withheld:
         entries.append(_entry(t, f"{t.id}: failing input", 0.0, 0.0, t.input_release, test_text(t)))
     return entries
@@ -38,7 +40,7 @@ def test_entries(t: TestResult) -> list[dict]:
 
 def leaderboard(result: GradeResult) -> list[dict]:
     """Gradescope leaderboard entries: the e2e measurements of grading.yaml `leaderboard_columns` this grade has."""
-    metrics = {(t.id, k): v for t in result.tests for k, v in t.finding.metrics.items()}
+    metrics = {(t.id, k): v for t in result.tests if outcome_shown(t, "visible") for k, v in t.finding.metrics.items()}
     return [{"name": c.name, "value": round(metrics[c.test, c.metric], 4), "order": c.order}
             for c in config.current().leaderboard_columns if (c.test, c.metric) in metrics]
 
@@ -53,13 +55,16 @@ def results_json(result: GradeResult, with_leaderboard: bool = False) -> dict:
     data = {
         "score": round(result.score, 4),
         "execution_time": round(result.execution_time, 2),
-        "output": "\n".join(summary_lines(result, student=True)),
+        "output": "\n".join(([result.policy_notice, ""] if result.policy_notice else [])
+                            + summary_lines(result, student=True)),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
     }
     if with_leaderboard:
         data["leaderboard"] = leaderboard(result)
+    if result.feedback:  # read back by the next submission's feedback policy (autograder/feedback_policy.py)
+        data["extra_data"] = {"autograder_feedback": result.feedback}
     return data
 
 

@@ -4,6 +4,7 @@
     object_words({"__object__": "HIDDEN_g0_l0"})      ->  "an object of its own class"
     raised_words("ValueError", "bad shape")            ->  "raised ValueError"
     said("bad shape", 12)                              ->  "line 12: bad shape"
+    said("expected ':'", 61, cells)                    ->  "code cell 7, line 3: expected ':'"  (a notebook's)
 
 Child data is anything the child sent or did: a returned value (a tensor, a list, {"__object__": class name},
 or whatever a forged frame holds), an exception's class name, message and line, what it printed, its exit
@@ -118,8 +119,19 @@ def argument_words(argument: object, names: tuple[str, ...], positions: int, key
     return own[0] if own else "one of its arguments"
 
 
+
+def measure_words(value: object, threshold: bool = False) -> str:
+    """A quantity the judge measured (an e2e test's gold gain, computed by the judge's own world from the trained
+    model) as the grader writes it: "0.310", "-1.508" (a `threshold` as written: "0.34"); anything but a finite
+    real number: "not a number"."""
+    if (isinstance(value, float) or type(value) is int) and math.isfinite(value):
+        return f"{value:g}" if threshold else f"{value:.3f}"
+    return "not a number"
+
+
+
 WORDS = (object_words, exception_words, raised_words, dtype_words, shape_words, compared, wire_words,
-         argument_words)
+         argument_words, measure_words)
 
 
 # ------------------------------------------------------------------ TEXT: shown only with the inputs
@@ -151,10 +163,16 @@ def fmt(x: object, digits: int = 4) -> str:
     return clean(repr(x), MAX_VALUE)
 
 
-def said(message: object, line: object = None) -> str:
-    """What the submission's code said when it raised: "line 12: shape mismatch" (either part may be missing)."""
+def said(message: object, line: object = None, cells: tuple | None = None) -> str:
+    """What the submission's code said when it raised: "line 12: shape mismatch" (either part may be missing).
+
+    `cells`: a notebook's line map (the grader's data, autograder/notebook.Converted.cells): the line is then
+    told in the notebook's terms, "code cell 7, line 3: ..."."""
     text = clean(message, 500) if isinstance(message, str) else ""
     where = f"line {line}" if type(line) is int else ""
+    if type(line) is int and cells is not None and 0 < line <= len(cells) and cells[line - 1]:
+        cell, cell_line = cells[line - 1]
+        where = f"code cell {cell}, line {cell_line}"
     return f"{where}: {text}" if where and text else where or text
 
 

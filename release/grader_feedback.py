@@ -5,8 +5,9 @@ cell of their feedback page, plots and hints included.
 nbgrader_config.py, next to this file, runs it after nbgrader's GetGrades:
     c.GenerateFeedback.preprocessors = [GetGrades, GraderReport, CSSHTMLHeaderPreprocessor]
     c.GraderReport.folder = "<course>/grades"      # grade-all's --out: <student>/report.html
-The report is the students' view (what they may see now). A student without one gets a cell saying so,
-and nbgrader logs a warning. Plain nbconvert and nbformat: no grader code runs here.
+The report is the students' view (what they may see now); the page never holds the grades folder's path.
+A student without one gets a cell saying so, and nbgrader logs a warning (with the path: the log is
+staff's). Plain nbconvert and nbformat: no grader code runs here.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class GraderReport(Preprocessor):
             return nb, resources
         style = STYLE.search(page)
         html = (style.group(0) if style else "") + body.group(0)
-        cell = new_code_cell(f"# {path}", metadata={"nbgrader": {"locked": True}})
+        # the cell names the report, never its path: the grades folder is the staff's (often an absolute path)
+        cell = new_code_cell("# the grader's report on this notebook", metadata={"nbgrader": {"locked": True}})
         cell.outputs = [new_output("display_data", data={"text/html": html})]
         nb.cells.append(cell)
         return nb, resources

@@ -56,6 +56,8 @@ BAD = [
     (["grade", "{t}/none", "--out", "{t}/o"], "no file that defines a contract function (it holds: a_old.py, "
                                               "z_final.py): it needs rlhf.py, or one .py or .ipynb file defining"),
     (["grade", "{t}/emptydir", "--out", "{t}/o"], "emptydir is empty (no file at all): it needs rlhf.py"),
+    (["grade", "{t}/rlhf.py", "--out", "{t}/o", "--metadata", "{t}/nothere.json"], "no --metadata file at"),
+    (["grade", "{t}/rlhf.py", "--out", "{t}/o", "--metadata", "{t}/class"], "--metadata file: "),
     (["grade", "{t}/rlhf.py", "--out", "{R}/autograder"], "is inside the grader's package"),
     (["grade", "{t}/rlhf.py", "--out", "{R}/solutions/o"], "is inside the reference solutions"),
     (["grade", "{t}/rlhf.py", "--out", "{R}/assignment"], "is inside the given world"),

@@ -134,7 +134,7 @@ def test_a_notebook_grades_exactly_like_the_py(module, tmp_path):
     assert from_py.tests, "no test ran"
     assert scores(from_notebook) == scores(from_py)
     def messages(result):  # line numbers refer to each file, the rest must be the same
-        return [re.sub(r" at line \d+", "", t.message) for t in result.tests]
+        return [re.sub(r" at (code cell \d+, )?line \d+", "", t.message) for t in result.tests]
     assert messages(from_notebook) == messages(from_py)
 
 
@@ -181,3 +181,86 @@ def test_a_test_cell_fails_with_the_graders_message(monkeypatch, capsys):
         notebook_checks.visible_test("gae.known_values")
     printed = capsys.readouterr().out
     assert printed.startswith("[FAIL] gae.known_values (0/4)") and "Smallest failing input" in printed
+
+
+# ---------------------------------------------------------------- errors in the notebook's terms (issue 22)
+def test_every_converted_line_maps_back_to_its_cell_and_line(tmp_path):
+    """The line map (the grader's data, from the bounded conversion) points each kept line at its source line."""
+    from autograder.notebook import bounded_convert, code_cells
+    path = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
+    converted = bounded_convert(path)
+    cells = [strip_ipython(c).splitlines() for c in code_cells(json.loads(path.read_text()))]
+    lines = converted.source.splitlines()
+    assert len(converted.cells) == len(lines)
+    mapped = [(i, where) for i, where in enumerate(converted.cells) if where]
+    assert len(mapped) > 100
+    for i, (cell, line) in mapped:
+        assert lines[i] == cells[cell - 1][line - 1], (i, cell, line)
+    assert all(where is None for text, where in zip(lines, converted.cells) if text.startswith("# --- notebook"))
+
+
+def broken_notebook(tmp_path: Path, cell_source: str) -> tuple[Path, int]:
+    """The reference as a notebook whose compute_gae cell holds `cell_source`; returns (path, that cell's number
+    among the code cells)."""
+    path = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
+    notebook = json.loads(path.read_text())
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    number = next(i for i, c in enumerate(code, start=1) if "def compute_gae(" in "".join(c["source"]))
+    code[number - 1]["source"] = cell_source.splitlines(keepends=True)
+    path.write_text(json.dumps(notebook))
+    return path, number
+
+
+NOTEBOOK_ERRORS = {  # cell source -> what the student is told (after "rlhf.ipynb could not be imported: ")
+    "syntax": ("import torch\n\ndef compute_gae(rewards, values, mask, gamma, lam)\n    return 1\n",
+               "raised SyntaxError: code cell {cell}, line 3: expected ':'"),
+    "indentation": ("def compute_gae(rewards, values, mask, gamma, lam):\nreturn 1\n",
+                    "raised IndentationError: code cell {cell}, line 2: expected an indented block"),
+    "import": ("import torch\nimport no_such_module_lab12\n",
+               "raised ModuleNotFoundError: code cell {cell}, line 2: No module named 'no_such_module_lab12'"),
+}
+
+
+@pytest.mark.parametrize("error", list(NOTEBOOK_ERRORS))
+def test_import_errors_name_the_cell_and_the_line_in_it(tmp_path, error):
+    source, told = NOTEBOOK_ERRORS[error]
+    path, cell = broken_notebook(tmp_path, source)
+    told = told.format(cell=cell)
+    result = grade(path, only={"gae"}, mode="self_check")
+    assert result.status == "not_importable"
+    for t in result.tests:
+        assert t.message.startswith(f"rlhf.ipynb could not be imported: {told}"), t.message
+        assert "rlhf.py" not in t.message, "the student has no rlhf.py"
+
+
+def test_a_py_syntax_error_gives_its_line_once(tmp_path):
+    path = tmp_path / "rlhf.py"
+    path.write_text(REFERENCE.read_text().replace("def compute_gae(", "def compute_gae((", 1))
+    line = 1 + path.read_text().splitlines().index(next(t for t in path.read_text().splitlines()
+                                                         if t.startswith("def compute_gae((")))
+    message = grade(path, only={"gae"}, mode="self_check").tests[0].message
+    assert f"raised SyntaxError: line {line}: " in message and "(rlhf.py, line" not in message, message
+
+
+def test_grade_all_jobs_and_their_reports_use_the_notebooks_terms(tmp_path):
+    """grade-all grades each submission through run_job: its reports (and so the nbgrader feedback, which shows
+    report.html) tell the cell and line."""
+    from autograder.batch.jobs import run_job
+    path, cell = broken_notebook(tmp_path, NOTEBOOK_ERRORS["syntax"][0])
+    outcome = run_job({"student": "bob", "filename": "rlhf.ipynb", "data": path.read_bytes(), "only": ["gae"],
+                       "key": "k", "lanes": 1})
+    assert outcome["status"] == "not_importable", outcome["reason"]
+    assert NOTEBOOK_ERRORS["syntax"][1].format(cell=cell) in outcome["reason"]
+    for name in ("results.json", "report.md", "report.html"):
+        assert f"code cell {cell}, line 3: expected" in outcome["files"][name], name
+        assert "lab12-notebook-" not in outcome["files"][name] and "lab12-batch-" not in outcome["files"][name]
+
+
+def test_a_runtime_error_in_a_function_names_its_cell(tmp_path):
+    source = ("import torch\n\ndef compute_gae(rewards, values, mask, gamma, lam):\n"
+              "    raise ValueError('my own error')\n")
+    path, cell = broken_notebook(tmp_path, source)
+    result = grade(path, only={"gae"}, mode="self_check")
+    failed = [t for t in result.tests if not t.passed]
+    assert failed and all(t.finding.submission_text == f"code cell {cell}, line 4: my own error" for t in failed), \
+        [t.finding.submission_text for t in failed]

@@ -155,3 +155,4 @@ def test_generate_feedback_carries_the_graders_report(course, graded):
     assert "The grader&#39;s report" in page or "The grader's report" in page
     assert '<main class="grade-report">' in page and "Lab 12: RLHF on a tiny transformer: grade " in page
     assert "rm_loss.bt_matches_reference" in page, "the report holds the non-public tests too"
+    assert str(course) not in page, "the page names no staff path (the grades folder)"

@@ -77,8 +77,9 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_write:
         band = cal.reference_band(runs)
         if band:
-            args.band.parent.mkdir(parents=True, exist_ok=True)
-            args.band.write_text(json.dumps(band, separators=(",", ":")) + "\n")
+            kept = json.loads(args.band.read_text()) if args.band.is_file() else {}
+            args.band.parent.mkdir(parents=True, exist_ok=True)  # the tests not calibrated now keep their band
+            args.band.write_text(json.dumps({**kept, **band}, separators=(",", ":")) + "\n")
             print(f"\nreference band ({', '.join(band)}) written to {args.band}")
         if outcomes:
             caught = {e: sorted(t for t, frac in o.items() if frac == 1.0) for e, o in sorted(outcomes.items())}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from autograder.commands.common import check_input, check_only, check_out_folder, comma_list, fail, load_config
@@ -13,6 +14,7 @@ EXAMPLES = """examples:
   python -m autograder grade upload/ --out report/ --only gae  a folder holding rlhf.py; one part only
   python -m autograder grade rlhf.ipynb --out report/ --only rm_loss,e2e --quiet
   python -m autograder grade rlhf.py --out report/ --self-check  the visible checks only (no reference needed)
+  python -m autograder grade rlhf.py --out report/ --metadata submission_metadata.json   grading.yaml's feedback_policy
 
 A grade that finds failing tests is still a finished grade: exit 0 (Gradescope's run_autograder
 relies on it). Exit 2 means nothing was graded: the reason is on stderr."""
@@ -28,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--self-check", action="store_true",
                         help="only the visible checks, which need no reference (what students run; no e2e tests)")
     parser.add_argument("--quiet", action="store_true", help="do not print the score table")
+    parser.add_argument("--metadata", type=Path, default=None, metavar="FILE",
+                        help="Gradescope's submission_metadata.json: applies grading.yaml's feedback_policy "
+                             "(run_autograder passes it)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -35,6 +40,8 @@ def main(args: argparse.Namespace) -> int:
     cfg = load_config()
     only = check_only(args.only, list(cfg.parts), list(cfg.tests))
     check_out_folder(args.out)
+    if args.metadata is not None:
+        check_input(args.metadata, "--metadata file", kinds=("file",))
 
     from autograder.grade import GraderError, grade
     from autograder.report import summary_lines, write_reports
@@ -51,6 +58,11 @@ def main(args: argparse.Namespace) -> int:
                        secrets=[args.out], progress=progress)
     except GraderError as exc:
         fail(str(exc))
+    if args.metadata is not None:
+        from autograder import feedback_policy
+        problem = feedback_policy.apply(result, cfg.feedback_policy, args.metadata)
+        if problem:
+            print(f"warning: {problem}", file=sys.stderr)
     try:
         write_reports(result, args.out, with_leaderboard=cfg.leaderboard)
     except OSError as exc:

@@ -23,7 +23,12 @@ from typing import Callable
 
 import yaml
 
-BAND_METRICS = ("rm_score", "gold", "kl")   # per PPO iteration, for the report's plots
+BAND_METRICS = ("rm_score", "gold", "kl")   # per PPO iteration, banded for every PPO test besides its `plotted`
+
+
+def band_metrics(test) -> tuple[str, ...]:
+    """The per-iteration metrics whose band a test's calibration records: BAND_METRICS and all it plots."""
+    return tuple(dict.fromkeys((*BAND_METRICS, *test.plotted)))
 
 
 @dataclass(frozen=True)
@@ -115,7 +120,7 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
         except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
             metrics, message, histories = None, f"training diverged: {str(exc)[:120]}", {}
         history = histories.get(e2e_mod.REGISTRY[test].band, []) if task.entry is None else []
-        band = {m: [h[m] for h in history] for m in BAND_METRICS} if history else {}
+        band = {m: [h[m] for h in history] for m in band_metrics(e2e_mod.REGISTRY[test])} if history else {}
         runs.append(Run(test, task.index, task.entry, metrics, message, band))
     return runs
 
@@ -252,13 +257,8 @@ def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: flo
 
 
 def _fails(test: str, spec: dict, run: Run, metric: str) -> bool:
-    from autograder.e2e import load_all, margin, threshold
-    REGISTRY = load_all()
-    for c in REGISTRY[test].criteria:
-        if c.metric == metric:
-            m = margin(run.metrics[metric], threshold(spec, c.bound), c.side)
-            return m < 0 or (m == 0 and c.side == ">")
-    return False
+    from autograder.e2e import load_all
+    return any(c.fails(spec, run.metrics[metric]) for c in load_all()[test].criteria if c.metric == metric)
 
 
 def reference_band(runs: list[Run], low: float = 0.1, high: float = 0.9) -> dict:
@@ -269,10 +269,11 @@ def reference_band(runs: list[Run], low: float = 0.1, high: float = 0.9) -> dict
             band.setdefault(run.test, []).append(run.band)
     out = {}
     for test, histories in band.items():
-        n = min(len(h[BAND_METRICS[0]]) for h in histories)
+        n = min(len(series) for h in histories for series in h.values())
+        metrics = [m for m in histories[0] if all(m in h for h in histories)]
         out[test] = {m: {"lo": [round(quantile([h[m][i] for h in histories], low), 5) for i in range(n)],
                          "hi": [round(quantile([h[m][i] for h in histories], high), 5) for i in range(n)]}
-                     for m in BAND_METRICS}
+                     for m in metrics}
     return out
 
 
