@@ -1,7 +1,7 @@
-"""A notebook submission (.ipynb) as the rlhf.py source the grader runs.
+"""A notebook submission (.ipynb) as the module source the grader runs.
 
     source = notebook_to_source(Path("rlhf.ipynb"))       # str: a module with the notebook's definitions
-    path = notebook_to_module_file(Path("rlhf.ipynb"))    # that source written to a temporary rlhf.py
+    path = notebook_to_module_file(Path("lab.ipynb"))     # that source written to a temporary submission file
     source = cells_to_source(["import torch", "def f(): ..."], "a kernel's history")   # the same, from cells
 
 From every code cell, in order, it keeps the top-level statements that define things: imports,
@@ -139,12 +139,13 @@ def cells_to_source(cells: list[str], name: str, keep_invalid: bool = True) -> s
 
 
 def notebook_to_module_file(path: Path) -> Path:
-    """Convert the notebook in a bounded subprocess (the module docstring), write its source as rlhf.py in a
+    """Convert the notebook in a bounded subprocess (the module docstring), write its source as the submission file in a
     temporary folder (removed at exit) and return that path. NotebookError says why it could not."""
     source = bounded_source(Path(path))
     folder = Path(tempfile.mkdtemp(prefix="autograder-notebook-"))
     atexit.register(shutil.rmtree, folder, True)
-    module = folder / "rlhf.py"
+    from autograder import config  # here, not at the top: the bounded conversion runs this file with -I -S
+    module = folder / config.current().submission
     module.write_text(source, encoding="utf-8")
     return module
 

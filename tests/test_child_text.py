@@ -428,8 +428,8 @@ def test_the_sites_are_found(analysis):
     found = {(f.module, site) for f, site, _ in analysis.sites()}
     for where in [("autograder/checks/tools.py", "fail"), ("autograder/grade.py", "Finding"),
                   ("autograder/remote.py", "SubmissionError"), ("autograder/sandbox.py", "ChildFailure"),
-                  ("autograder/e2e.py", "failed_call"), ("autograder/checks/public/kl.py", "CheckFailed"),
-                  ("autograder/outcome.py", "Finding"), ("autograder/checks/hidden/ppo_clip.py", "fail")]:
+                  ("autograder/e2e.py", "failed_call"), ("grading/checks/public/kl.py", "CheckFailed"),
+                  ("autograder/outcome.py", "Finding"), ("grading/checks/hidden/ppo_clip.py", "fail")]:
         assert where in found, where
     assert sum(1 for _ in analysis.sites()) >= 40
 

@@ -3,8 +3,8 @@
 A PPO run of an e2e test calls the functions under test about 1,300 times; everything else in it (sampling,
 the forward and backward passes, the evaluation) is the judge's own deterministic code. The reference's
 runs are recorded once, in a grade of the reference: every call's inputs, the answer (value and gradients),
-the judge's time before each call (autograder/replay_pace.py) and the run's outcome (history and final
-evaluation), in autograder/data/replays.bin (wire frames, compressed; `python -m autograder refresh`
+the judge's time before each call (grading/replay_pace.py) and the run's outcome (history and final
+evaluation), in grading/data/replays.bin (wire frames, compressed; `python -m autograder refresh`
 rewrites it, tests/test_replay.py checks it is current).
 
 Before training a run, a grade sends the submission the recorded calls in order, as its own training
@@ -38,17 +38,19 @@ from typing import Any
 
 import torch
 
-from autograder import config, e2e, replay_pace
-from autograder.baseline import DATA_FILE, code_of
+from autograder import config, e2e
 from autograder.child import wire
-from autograder.paths import ASSIGNMENT, REFERENCE, ROOT, WORLD_FILES, use_world
+from autograder.paths import ASSIGNMENT, ENGINE, LAB, LAB_DATA, REFERENCE, WORLD_FILES, use_world
 from autograder.reference import load_reference
 from autograder.remote import RemoteFunction, RemoteSubmission, SubmissionError
+
+from . import replay_pace
+from .baseline import DATA_FILE, code_of
 
 use_world()
 import training  # noqa: E402
 
-REPLAYS = ROOT / "autograder" / "data" / "replays.bin"
+REPLAYS = LAB_DATA / "replays.bin"
 # Where a per-token output is padding, by the position of its `mask` argument: never compared.
 COMPARE_GAP = 0.1   # a paced replay compares the answers so far in a gap of at least this many speed units...
 DECODE_GAP = 1.0     # ...and decodes the next LOOKAHEAD recorded calls in one at least this long
@@ -227,7 +229,7 @@ def fingerprint() -> str:
     h = hashlib.sha256((torch.__version__ + repr(config.load().e2e)).encode())
     for path in [*(ASSIGNMENT / name for name in WORLD_FILES), DATA_FILE]:
         h.update(path.name.encode() + path.read_bytes())
-    for path in [REFERENCE, *sorted((ROOT / "autograder").glob("e2e*.py"))]:
+    for path in [REFERENCE, ENGINE / "e2e.py", Path(__file__).with_name("e2e_tests.py")]:
         h.update(path.name.encode() + code_of(path).encode())
     return h.hexdigest()
 
@@ -312,10 +314,5 @@ def record_reference() -> dict:
 def main() -> None:
     recorded = record_reference()
     write(recorded)
-    print(f"wrote {REPLAYS.relative_to(ROOT)}: {len(recorded)} runs, "
+    print(f"wrote {REPLAYS.relative_to(LAB)}: {len(recorded)} runs, "
           f"{sum(len(c) for c, _, _ in recorded.values())} calls, {REPLAYS.stat().st_size >> 10} KiB", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    from autograder import replay  # this file as the module the e2e tests import (not as __main__)
-    replay.main()

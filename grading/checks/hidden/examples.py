@@ -37,9 +37,10 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, tools
-from autograder.checks.hidden.strategies import Ragged
 
-CHECKS_DIR = Path(__file__).resolve().parent.parent     # autograder/checks: the code the draws depend on
+from ...checks.hidden.strategies import Ragged
+
+CHECKS_DIR = Path(__file__).resolve().parent.parent     # the lab's checks: the code the draws depend on
 DATA_FILE = Path(__file__).resolve().with_name("examples.json")
 DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.bool)}
 DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
@@ -94,7 +95,7 @@ def chosen_examples(function: str) -> list:
     if shipped is not None:
         return shipped
     if key not in DRAWN:
-        from autograder.checks.hidden import chosen
+        from ...checks.hidden import chosen
         DRAWN[key] = list(chosen.examples(function))
     return DRAWN[key]
 
@@ -118,7 +119,7 @@ def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> 
 def fingerprint() -> str:
     """sha256 of what the draws depend on besides their key: library versions and the checks' code (comments and
     docstrings aside: editing them changes no draw)."""
-    from autograder.baseline import code_of
+    from ...baseline import code_of
     h = hashlib.sha256(f"hypothesis {hypothesis.__version__}\ntorch {torch.__version__}\n".encode())
     for path in sorted(CHECKS_DIR.rglob("*.py")):
         h.update(str(path.relative_to(CHECKS_DIR)).encode() + b"\0" + code_of(path).encode())
@@ -190,18 +191,10 @@ def write(path: Path = DATA_FILE) -> dict:
     SHIPPED = {}  # nothing shipped: every list the checks use is drawn into DRAWN
     try:
         for check in checks.load_all().values():
-            if check.run.__module__.startswith("autograder.checks.hidden."):
+            if ".checks.hidden." in check.run.__module__:
                 check.run(local_context(reference, reference))
     finally:
         SHIPPED = None
     data = {"fingerprint": fingerprint(), "examples": {k: [encode(e) for e in v] for k, v in sorted(DRAWN.items())}}
     path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     return data
-
-
-if __name__ == "__main__":
-    from autograder.checks.hidden import examples as this  # the module the checks use, not __main__
-    torch.set_num_threads(1)
-    written = this.write()
-    print(f"{DATA_FILE}: {len(written['examples'])} strategies, "
-          f"{sum(len(v) for v in written['examples'].values())} examples")

@@ -1,4 +1,4 @@
-"""What the reference gives every grade, computed once and shipped in autograder/data/baseline.json.
+"""What the reference gives every grade, computed once and shipped in grading/data/baseline.json.
 
 A grade needs three things that do not depend on the submission: the labeler's rankings of SFT samples
 (the reward_model test trains and scores on them), the reward model trained on them with the
@@ -199,9 +199,3 @@ def write(path: Path = DATA_FILE) -> dict:
     path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     _load.cache_clear()
     return data
-
-
-if __name__ == "__main__":
-    torch.set_num_threads(1)
-    written = write()
-    print(f"{DATA_FILE}: " + ", ".join(f"{len(v)} {k}" for k, v in written.items() if k != "fingerprint"))

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from autograder.checks.hidden.domains import FACTORS, IMPOSSIBLE, Factor, Pair, possible_pairs
+from ...checks.hidden.domains import FACTORS, IMPOSSIBLE, Factor, Pair, possible_pairs
 
 CANDIDATES = 30
 

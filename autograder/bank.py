@@ -1,13 +1,13 @@
-"""The bank of known mistakes and correct variants (trusted, never shipped to students).
+"""The bank of known mistakes and correct variants: how a lab declares them (trusted, never shipped to students).
 
-Each module `bank/<part>.py` defines functions with the contract's signature, registered with
+Each module of the lab's `grading/bank/` defines functions with the contract's signature, registered with
 
-    @mistake("gae", "compute_gae", "forward_recursion",
-             hint="your advantages look like the recursion ran forwards in time")
-    def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95): ...
+    @mistake("part", "function", "forward_recursion",
+             hint="your answers look like the recursion ran forwards in time")
+    def function(x, mask): ...
 
-    @variant("gae", "compute_gae", "python_loops")
-    def compute_gae(...): ...      # correct, written differently: must get full marks
+    @variant("part", "function", "python_loops")
+    def function(x, mask): ...     # correct, written differently: must get full marks
 
 Uses:
 - `python -m autograder validate` grades a submission made of the reference with one function
@@ -16,8 +16,8 @@ Uses:
 - diagnosis (autograder/diagnosis.py) runs the mistakes of a failed check's function on the failing
   input, in the judge, and names the one whose answer equals the submission's.
 
-Mistakes taken from public RLHF code (bugs fixed upstream, and other libraries' design choices that
-break this lab's contract) live in `bank/public_code.py`, each with its `source`.
+Mistakes taken from public code (bugs fixed upstream, and other libraries' design choices that
+break this lab's contract) live in the lab's `bank/public_code.py`, each with its `source`.
 
 Entries must be self-contained: the body may use `torch` and `F` (torch.nn.functional) and the
 other contract functions by name, as the reference module provides them.
@@ -44,7 +44,7 @@ class Entry:
     impl: Callable
     hint: str = ""    # mistakes only: one line naming the mistake, shown to students
     is_mistake: bool = True
-    source: str = ""  # where it was found in public RLHF code (bank/public_code.py), "" for ours
+    source: str = ""  # where it was found in public code (the lab's bank/public_code.py), "" for ours
 
     @property
     def id(self) -> str:
@@ -69,9 +69,11 @@ def variant(part: str, function: str, name: str):
 
 
 def load_all() -> list[Entry]:
-    """Import every bank module once; returns all entries in definition order."""
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+    """Import every module of the lab's bank (grading/bank/) once; returns all entries in definition order."""
+    from autograder import registry
+    package = registry.lab_module("bank")
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
     return ENTRIES
 
 

@@ -16,10 +16,11 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check, tools
-from autograder.checks.hidden.examples import for_all
-from autograder.checks.hidden.strategies import DTYPES, LOG_RATIOS, bounded, logprob_pair, ragged_ranges
-from autograder.checks.public.kl import KL_NAMES, SHAPED_NAMES, expect_value_error
 from autograder.checks.tools import call, fmt, tolerances
+
+from ...checks.hidden.examples import for_all
+from ...checks.hidden.strategies import DTYPES, LOG_RATIOS, bounded, logprob_pair, ragged_ranges
+from ...checks.public.kl import KL_NAMES, SHAPED_NAMES, expect_value_error
 
 KINDS = ("k1", "k2", "k3")
 WHERE = (0.0, 1.0)  # where a pair of log-probs sits in [-40, 0] (strategies.logprob_pair)

@@ -155,7 +155,7 @@ def _answer(value):
 def shown_calls() -> list[ShownCall]:
     """Every call whose input a student is shown, with the reference's answer (value, the gradients the
     call asks for, or its ValueError): the handout's tests (assignment/tests) and the self-check's public
-    checks (autograder/checks/public), run against the reference. Inputs in signature order."""
+    checks (grading/checks/public), run against the reference. Inputs in signature order."""
     return _handout_calls() + _public_check_calls()
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from autograder import replay
-from autograder.baseline import EVAL_SEED_OFFSET, RM_TEST, rankings, reference_rm, rm_key, sft_evaluation
 from autograder.config import Config
 from autograder.e2e import Criterion, e2e_test
 from autograder.paths import use_world
+
+from . import replay
+from .baseline import EVAL_SEED_OFFSET, RM_TEST, rankings, reference_rm, rm_key, sft_evaluation
 
 use_world()
 import tinylm  # noqa: E402
