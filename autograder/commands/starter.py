@@ -1,4 +1,4 @@
-"""`starter [--check]`: regenerate the starter in assignment/ from the reference in solutions/ (or check it is in sync)."""
+"""`starter [--check]`: regenerate the starter in assignment/ from the reference in solutions/ (or check it)."""
 
 from __future__ import annotations
 
