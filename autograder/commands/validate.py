@@ -90,7 +90,10 @@ def main(args: argparse.Namespace) -> int:
     shown, right = sum(v.left_out_hints for v in verdicts), sum(v.left_out_right for v in verdicts)
     print(f"with each mistake left out of the bank: hints shown {shown}, right {right} (leave-one-out precision "
           f"{100 * right / shown if shown else 100:.0f}%)")
-    if not args.no_coverage:
+    from autograder import registry
+    if not registry.has_module("checks.hidden.domains"):
+        print("\ncoverage: this lab declares no domain (grading/checks/hidden/domains.py): not measured")
+    elif not args.no_coverage:
         from autograder.validity import coverage
 
         def mine(fn: str) -> bool:
