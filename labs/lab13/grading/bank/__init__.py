@@ -5,7 +5,8 @@ registered with this lab's own `mistake` / `variant` into ENTRIES (not Lab 12's 
 `bank/<part>.py` holds one part's entries; `source` cites the public code or paper where the mistake was
 found (an upstream bug, or another library's choice that breaks this lab's contract), "" for ours.
 A mistake must lose points in its own part and nowhere else; a variant must get full marks (validate.py).
-Bodies are self-contained: `torch` and `F` (torch.nn.functional) only, as posttrain.py provides them.
+Bodies use `torch`, `F` (torch.nn.functional, as posttrain.py imports them) and their own module's private
+helpers (`_name` functions), which a bank submission's source carries along.
 """
 
 from __future__ import annotations
@@ -57,4 +58,8 @@ def submission_source(entry: Entry) -> str:
     source = textwrap.dedent(inspect.getsource(entry.impl))
     source = re.sub(r"^@(mistake|variant)\(.*?\)\n", "", source, flags=re.S | re.M)
     source = re.sub(r"^def \w+\(", f"def {entry.function}(", source, count=1, flags=re.M)
-    return world.REFERENCE.read_text() + f"\n\n# ---- bank entry {entry.id} ----\n" + source
+    module = inspect.getmodule(entry.impl)
+    helpers = [inspect.getsource(f) for name, f in vars(module).items()
+               if name.startswith("_") and inspect.isfunction(f) and f.__module__ == module.__name__]
+    return (world.REFERENCE.read_text() + f"\n\n# ---- bank entry {entry.id} ----\n" + "\n\n".join(helpers)
+            + "\n\n" + source)

@@ -53,11 +53,14 @@ def matches_reference(ctx: Context) -> None:
     for_all(ctx, groups(), body)
 
 
-@check("group_adv.equal_groups_zero", "a group whose rewards are all equal gets advantages exactly 0 (finite)",
-       functions=("group_advantages",))
+@check("group_adv.equal_groups_zero", "a group whose rewards are all equal gets advantages exactly 0 (finite), "
+       "a group with distinct rewards does not", functions=("group_advantages",))
 def equal_groups_zero(ctx: Context) -> None:
     def body(case):
         rewards, G, normalize, eps = case
+        distinct = torch.zeros(G, dtype=rewards.dtype)
+        distinct[0] = 1.0
+        rewards = torch.cat([rewards, distinct])   # one group [1, 0, ..., 0]: its first advantage is > 0
         grouped = rewards.view(-1, G)
         equal = (grouped == grouped[:, :1]).all(1).repeat_interleave(G)
         if not equal.any():
@@ -69,11 +72,14 @@ def equal_groups_zero(ctx: Context) -> None:
             raise answer.fail("a group whose rewards are all equal (std 0) must get advantages exactly 0, not "
                               "nan or inf (add eps to the std) nor anything else", expected="0 for those rows",
                               got=str(got.tolist()))
+        if not answer.value[-G] > 0.1:
+            raise answer.fail("in the group [1, 0, ..., 0] (the last one) the rewarded answer should get a positive "
+                              "advantage", expected="> 0 for the last group's first row", got=str(answer.value[-G:].tolist()))
     for_all(ctx, groups(), body)
 
 
-@check("group_adv.shift_and_scale", "advantages ignore a constant added to a group; Dr. GRPO's scale with the "
-       "rewards; each group's advantages sum to 0", functions=("group_advantages",))
+@check("group_adv.shift_and_scale", "advantages ignore a constant added to a group, sum to 0 per group, have std "
+       "about 1 (GRPO) or keep the rewards' differences and scale (Dr. GRPO)", functions=("group_advantages",))
 def shift_and_scale(ctx: Context) -> None:
     def body(case):
         rewards, G, normalize, eps = case
@@ -88,7 +94,17 @@ def shift_and_scale(ctx: Context) -> None:
                            "(the baseline is the group's own mean)")
         sums = base.value.view(-1, G).sum(1)
         base.expect_close(ctx, sums, torch.zeros_like(sums), "each group's advantages should sum to 0")
-        if not normalize:
+        grouped, got = rewards.view(-1, G), base.value.double().view(-1, G)
+        if normalize:
+            std = grouped.std(1, keepdim=True)
+            expected = (std / (std + eps)).expand(-1, G).reshape(-1)
+            spread = got.std(1, keepdim=True).expand(-1, G).reshape(-1)
+            base.expect_close(ctx, spread.to(rewards.dtype), expected.to(rewards.dtype),
+                              "with the std, a group's advantages have sample std std_g / (std_g + eps) (about 1)")
+        else:
+            first = grouped - grouped[:, :1]
+            base.expect_close(ctx, (got - got[:, :1]).reshape(-1), first.reshape(-1),
+                              "without the std (Dr. GRPO), two answers' advantages differ by their rewards' difference")
             scaled = call(ctx, "group_advantages", rewards * 2.0, G, normalize_std=False, eps=eps, names=ADV_NAMES,
                           shape=tuple(rewards.shape))
             scaled.expect_close(ctx, scaled.value, base.value * 2.0,

@@ -78,7 +78,7 @@ def matches_reference(ctx: Context) -> None:
     for_all(ctx, CASES, body)
 
 
-@check("grpo_loss.clipped_zero_grad", "with beta = 0, d loss / d logp is 0 exactly where the ratio is clipped",
+@check("grpo_loss.clipped_zero_grad", "with beta = 0, d loss / d logp is 0 exactly where the ratio is clipped, and only there",
        functions=("grpo_policy_loss",))
 def clipped_zero_grad(ctx: Context) -> None:
     def body(case):
@@ -91,6 +91,10 @@ def clipped_zero_grad(ctx: Context) -> None:
         if (got.abs() > atol)[clipped].any():
             raise answer.fail("d loss / d logp should be 0 at tokens where the ratio is clipped (ratio > 1 + clip_eps "
                               "with A > 0, or ratio < 1 - clip_eps with A < 0)", got=str(got.tolist()))
+        _, expected = _reference(ctx, logp, old_logp, ref_logp, adv, mask, eps, 0.0, aggregation)
+        if (got.abs() <= atol)[keep & ~clipped & (expected.double().abs() > 10 * atol)].any():
+            raise answer.fail("d loss / d logp is 0 at a token where the ratio is not clipped (only the clipped term "
+                              "of the min has no gradient)", got=str(got.tolist()))
     for_all(ctx, CASES, body)
 
 
