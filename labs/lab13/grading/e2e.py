@@ -161,7 +161,8 @@ def _describe(run: dict) -> str:
           "trains the SFT policy with your dpo_loss on the hidden labeler's preference pairs (its best against its "
           "worst of K samples), sequence log-probs from your sequence_logprob; fresh samples' gold score must rise",
           [Criterion("gold_gain", "min_gold_gain", ">=", "DPO with your functions did not raise the gold score enough"),
-           Criterion("malformed", "max_malformed", "<=", "DPO with your functions produced too many malformed answers")],
+           Criterion("malformed", "max_malformed", "<=",
+                     "DPO with your functions produced too many malformed answers")],
           settings=(*DPO_KEYS, "min_gold_gain", "max_malformed"), band="run", plotted=("loss", "margin"),
           runs=_dpo_runs("dpo_loss"))
 def measure_dpo_gold(cfg: Any, spec: Mapping, parts: Any, memo: dict):
@@ -172,22 +173,26 @@ def measure_dpo_gold(cfg: Any, spec: Mapping, parts: Any, memo: dict):
 
 
 @e2e_test("dpo_displacement", "DPO lowers the likelihood of the answers it prefers, and forgets the arithmetic",
-          "the dpo_gold run, seen from the reference: DPO widens the margin between chosen and rejected answers "
+          "the dpo_gold run, seen from the reference: while the gold score rises, DPO widens the margin between "
+          "chosen and rejected answers "
           "mostly by pushing both down, so the chosen answers' own log-prob falls, and the sums the labeler never "
           "checked are lost (sampled accuracy drops): a known failure of DPO, shown with your functions",
-          [Criterion("chosen_logp_change", "max_chosen_logp_change", "<=",
-                     "DPO should lower the chosen answers' log-prob (likelihood displacement), as the reference's does"),
+          [Criterion("gold_gain", "min_gold_gain", ">=",
+                     "DPO with your functions did not learn the labeler's preference (gold score not up)"),
+           Criterion("chosen_logp_change", "max_chosen_logp_change", "<=",
+                     "DPO should lower the chosen answers' log-prob (likelihood displacement), as the reference does"),
            Criterion("accuracy_change", "max_accuracy_change", "<=",
                      "DPO on style preferences should lose arithmetic accuracy, as the reference's does")],
-          settings=(*DPO_KEYS, "max_chosen_logp_change", "max_accuracy_change"), shares="dpo_gold",
+          settings=(*DPO_KEYS, "min_gold_gain", "max_chosen_logp_change", "max_accuracy_change"), shares="dpo_gold",
           band="run", plotted=("chosen_logp_change",), runs=_dpo_runs("dpo_loss"))
 def measure_dpo_displacement(cfg: Any, spec: Mapping, parts: Any, memo: dict):
     run = preference_outcome(spec, parts, memo, "dpo_loss")
     change = run["final"]["accuracy"] - run["start"]["accuracy"]
     details = (f"chosen answers' log-prob changed by {run['chosen_logp_change']:.2f} nats; SFT -> after DPO: "
                f"{_describe(run)}")
-    return {"chosen_logp_change": run["chosen_logp_change"], "accuracy_change": change}, details, \
-        {"run": run["history"]}
+    metrics = {"gold_gain": run["final"]["gold"] - run["start"]["gold"],
+               "chosen_logp_change": run["chosen_logp_change"], "accuracy_change": change}
+    return metrics, details, {"run": run["history"]}
 
 
 @e2e_test("ipo_gold", "IPO with your ipo_loss raises the gold score and stays near the reference",

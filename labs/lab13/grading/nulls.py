@@ -73,7 +73,8 @@ def null_source(null: Null) -> str:
     parts = [HELPERS]
     for name in CONTRACT:
         signature = inspect.signature(getattr(reference, name))
-        parameters = ", ".join(str(p.replace(annotation=inspect.Parameter.empty)) for p in signature.parameters.values())
+        bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+        parameters = ", ".join(str(p) for p in bare)
         parts.append(f"\ndef {name}({parameters}):\n    return {null.bodies[name]}\n")
     return "\n".join(parts)
 

@@ -24,6 +24,7 @@ VERL_GRPO_LOOP = f"{VERL} verl/trainer/ppo/core_algos.py:267-328 (compute_grpo_o
 OPENRLHF_RLOO = (f"{OPENRLHF} openrlhf/trainer/ppo_utils/experience_maker.py:264-266 (RLOO: a leave-one-out baseline, "
                  "another estimator)")
 OPENRLHF_DPO = f"{OPENRLHF} openrlhf/models/loss.py:305-333 (DPOLoss: cDPO with label_smoothing; 0 gives DPO)"
-DR_GRPO_PAPER = ("Liu et al., Understanding R1-Zero-Like Training: A Critical Perspective (arXiv 2503.20783), sec. 3.1: "
+DR_GRPO_PAPER = ("Liu et al., Understanding R1-Zero-Like Training: A Critical Perspective (arXiv 2503.20783), "
+                 "sec. 3.1: "
                  "1/|o_i| gives a length bias, a length-dependent normaliser is what Dr. GRPO removes; "
                  f"{DR_GRPO} train_zero_math.py:286-291 (masked_sum with constant_normalizer=generate_max_length)")

@@ -74,7 +74,8 @@ def equal_groups_zero(ctx: Context) -> None:
                               got=str(got.tolist()))
         if not answer.value[-G] > 0.1:
             raise answer.fail("in the group [1, 0, ..., 0] (the last one) the rewarded answer should get a positive "
-                              "advantage", expected="> 0 for the last group's first row", got=str(answer.value[-G:].tolist()))
+                              "advantage", expected="> 0 for the last group's first row",
+                              got=str(answer.value[-G:].tolist()))
     for_all(ctx, groups(), body)
 
 

@@ -78,7 +78,8 @@ def matches_reference(ctx: Context) -> None:
     for_all(ctx, CASES, body)
 
 
-@check("grpo_loss.clipped_zero_grad", "with beta = 0, d loss / d logp is 0 exactly where the ratio is clipped, and only there",
+@check("grpo_loss.clipped_zero_grad",
+       "with beta = 0, d loss / d logp is 0 exactly where the ratio is clipped, and only there",
        functions=("grpo_policy_loss",))
 def clipped_zero_grad(ctx: Context) -> None:
     def body(case):
