@@ -29,6 +29,7 @@ Run the public tests with `python -m pytest tests`, and the experiments with `py
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 
 # ============================================================ Part group_adv: group-relative advantages
