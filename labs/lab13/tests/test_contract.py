@@ -61,3 +61,10 @@ def test_null_scores_zero_in_every_check(name):
     reference = world.load_reference()
     results = run_checks(null_module(NULLS[name]), reference, diagnose=False)
     assert [cid for cid, r in results.items() if r[0]] == []
+
+
+def test_contract_parameters_are_the_references_signatures():
+    import inspect
+    reference = world.load_reference()
+    for fn, spec in config()["contract"].items():
+        assert list(inspect.signature(getattr(reference, fn)).parameters) == spec["parameters"], fn
