@@ -36,9 +36,11 @@ def plot(test: str, histories: dict, metrics: tuple[str, ...]) -> list[tuple[str
 
 
 def register(registry: Any) -> None:
-    """Hand the lab to the engine: its hooks, checks and e2e tests (the seam's entry point)."""
+    """Hand the lab to the engine (the seam's entry point): its hooks, and its checks and e2e tests when the
+    engine's registry takes a lab's own (`register_tests`, issue 21; SEAM.md)."""
     from .checks import load_all
     from .e2e import REGISTRY as E2E
     registry.register_lab(registry.Lab(name="lab13", make_parts=make_parts, probe_inputs=probe_inputs,
                                        diagnose=diagnose, plot=plot))
-    return None if not hasattr(registry, "register_tests") else registry.register_tests(load_all(), E2E)
+    if hasattr(registry, "register_tests"):
+        registry.register_tests(load_all(), E2E)

@@ -68,3 +68,24 @@ def test_contract_parameters_are_the_references_signatures():
     reference = world.load_reference()
     for fn, spec in config()["contract"].items():
         assert list(inspect.signature(getattr(reference, fn)).parameters) == spec["parameters"], fn
+
+
+def test_lab_registers_its_hooks_with_the_engines_lab_type():
+    from autograder import registry
+    from labs.lab13.grading import lab
+
+    class Recorder:
+        Lab = registry.Lab
+        registered: list = []
+
+        @classmethod
+        def register_lab(cls, found):
+            cls.registered.append(found)
+
+    lab.register(Recorder)
+    (found,) = Recorder.registered
+    assert found.name == "lab13" and set(found.probe_inputs()) == set(config()["contract"])
+    reference = world.load_reference()
+    parts = found.make_parts({fn: getattr(reference, fn) for fn in config()["contract"]})
+    for fn, args in found.probe_inputs().items():
+        getattr(parts, fn)(*args)
