@@ -46,6 +46,7 @@ from autograder.remote import SubmissionError
 from autograder.sandbox import ChildFailure
 
 PACKAGE = ROOT / "autograder"
+GRADING = ROOT / "grading"
 GRADER, INPUT, CHILD = 0, 1, 2
 
 SHOWN = {"message", "kind", "compared", "hint", "details"}
@@ -124,7 +125,7 @@ class Analysis:
     def __init__(self, sources: dict[str, str]):
         """`sources`: module path (autograder/x.py) -> its source."""
         trees = {m: ast.parse(s) for m, s in sources.items()}
-        self.imports = {m: self._imports(t) for m, t in trees.items()}
+        self.imports = {m: self._imports(t, m) for m, t in trees.items()}
         self.top: dict[str, Function] = {}
         self.classes: dict[tuple[str, str], dict[str, Function]] = {}
         self.methods: dict[str, list[Function]] = {}
@@ -138,11 +139,17 @@ class Analysis:
 
     # -------------------------------------------------- names
     @staticmethod
-    def _imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
-        """alias -> (module, name) of `from M import name as alias`, and (M, "") of `import M as alias`."""
+    def _imports(tree: ast.Module, path: str = "") -> dict[str, tuple[str, str]]:
+        """alias -> (module, name) of `from M import name as alias`, and (M, "") of `import M as alias`; a relative
+        import (the lab's grading/ package) is resolved from `path`, the importing module's file."""
         found = {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
+            if isinstance(node, ast.ImportFrom) and node.level:
+                package = path.split("/")[:-1][:len(path.split("/")) - node.level]
+                base = ".".join(package + ([node.module] if node.module else []))
+                for a in node.names:
+                    found[a.asname or a.name] = (base, a.name)
+            elif isinstance(node, ast.ImportFrom) and node.module:
                 for a in node.names:
                     found[a.asname or a.name] = (node.module, a.name)
             elif isinstance(node, ast.Import):
@@ -409,8 +416,9 @@ class Analysis:
 
 
 def judge_sources() -> dict[str, str]:
-    return {str(p.relative_to(ROOT)): p.read_text() for p in sorted(PACKAGE.rglob("*.py"))
-            if "child" not in p.relative_to(PACKAGE).parts}
+    """The engine (but its child/, which runs in the child) and the lab's grading/ package: the judge's code."""
+    engine = [p for p in sorted(PACKAGE.rglob("*.py")) if "child" not in p.relative_to(PACKAGE).parts]
+    return {str(p.relative_to(ROOT)): p.read_text() for p in [*engine, *sorted(GRADING.rglob("*.py"))]}
 
 
 @pytest.fixture(scope="module")
