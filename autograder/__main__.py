@@ -18,10 +18,10 @@ from pathlib import Path
 from autograder import paths
 from autograder.commands.common import EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
 
-COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "refresh", "starter", "build-sft")
+COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "refresh", "starter")  # + the lab's own
 DESCRIPTION = "Grade a lab's submissions, one or a whole class, and build what students and graders get."
 EXAMPLES = """examples:
-  python -m autograder grade rlhf.py --out report/          grade one submission
+  python -m autograder grade upload/ --out report/          grade one submission
   python -m autograder grade-all submissions/ --out grades/ grade a class: gradebook.csv, class_report.html
   python -m autograder release --out release/out            student zip, Gradescope zip, nbgrader course
   python -m autograder COMMAND --help                       a command's options and examples"""
@@ -46,8 +46,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
                              "grading/ (default: the repository's own lab)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     modules = {}
-    for name in COMMANDS:
-        module_name = f"autograder.commands.{name.replace('-', '_')}"
+    for name, module_name in [*((n, f"autograder.commands.{n.replace('-', '_')}") for n in COMMANDS), *_lab_commands()]:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -59,6 +58,17 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
                                     epilog=f"{module.EXAMPLES}\n\n{EXIT_CODES}", formatter_class=layout)
         module.add_arguments(sub)
     return parser, modules
+
+
+def _lab_commands() -> list[tuple[str, str]]:
+    """(command, module) for each module of the lab's grading/commands/ (e.g. build-sft)."""
+    folder = paths.GRADING / "commands"
+    if not (folder / "__init__.py").is_file():
+        return []
+    from autograder import registry
+    package = registry.lab_module("commands").__name__
+    return [(p.stem.replace("_", "-"), f"{package}.{p.stem}")
+            for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
 
 
 def main(argv: list[str] | None = None) -> int:

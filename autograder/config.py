@@ -99,7 +99,7 @@ class Calibration(Section):
     min_margin_std: float = doc("the worst reference seed must sit this many std inside each threshold")
     min_margin: float = doc("...and at least this much in absolute terms")
     replay_rtol: float = doc("a grade reuses a shipped training of the reference when each answer of the "
-                             "submission to its calls is this close to the reference's (autograder/replay.py)")
+                             "submission to its calls is this close to the reference's (grading/replay.py)")
     replay_atol: float = doc("...relative (replay_rtol) and absolute tolerance; both 0: equal bit for bit")
 
 
@@ -108,7 +108,7 @@ class Limits:
     """Resource limits of the sandboxed child (and grade_seconds / grade_wall_seconds, of a whole grade)."""
 
     call_seconds: float = doc("CPU time the child may spend on one call of a student function")
-    import_seconds: float = doc("CPU time the child may spend importing rlhf.py (torch's import included)")
+    import_seconds: float = doc("CPU time the child may spend importing the submission (torch's import included)")
     wall_per_cpu: float = doc("a call's (and the import's) wall-clock backstop, as a multiple of its CPU limit: "
                               "for code that waits or sleeps")
     grade_seconds: float = doc("the whole grade's CPU budget (every judge lane and sandboxed child): tests not "
@@ -118,7 +118,7 @@ class Limits:
     memory_mb: int = doc("memory of the child, every kind counted (cgroup where allowed, else polled)")
     processes: int = doc("processes and threads the child may add")
     output_bytes: int = doc("what the submission prints, kept for the report (the rest is counted, dropped)")
-    file_bytes: int = doc("largest file the child may write, and largest rlhf.py")
+    file_bytes: int = doc("largest file the child may write, and largest submission")
     open_files: int = doc("open file descriptors of the child")
     cpu_seconds: float = doc("CPU time of one child process, all its calls together")
     address_space_mb: int = doc("address-space backstop (torch reserves far more than it uses)")

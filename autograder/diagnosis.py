@@ -3,9 +3,9 @@
     diagnose("gae", failure, reference, ask)
     -> "the recursion must run backwards in time ... (looks like: forward_recursion)"
 
-The candidates are the bank's mistakes of the part (autograder/bank), each seen through the failing
-function: the entry itself, or the reference's function calling it (a mistaken bradley_terry_loss
-inside ranking_loss). They run here in the judge (the bank is trusted code, like the reference).
+The candidates are the bank's mistakes of the part (grading/bank), each seen through the failing
+function: the entry itself, or the reference's function calling it (a mistaken
+helper inside the function that calls it). They run here in the judge (the bank is trusted code, like the reference).
 A candidate is a *match* when it reproduces the submission's answer on the failing (shrunk) input
 and differs from the reference's there. A shrunk input is often so degenerate that unrelated
 mistakes agree on it, so a match is named only when it also reproduces the submission's answers on
@@ -77,9 +77,9 @@ def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask
             matches.append(entry)
     if not matches:
         return ""
-    from autograder.checks.hidden.chosen import confirmation_calls
+    from autograder.registry import lab
 
-    calls = confirmation_calls(function)
+    calls = lab().confirmation_calls(function)
     answers = [ask(args, kwargs) for args, kwargs in calls]
     survivors = [e for e in matches if agree(_answers(function, e, reference), answers, calls, correct)]
     if len(survivors) != 1:  # none reproduces the answers, or the confirmation inputs cannot tell them apart
@@ -94,12 +94,12 @@ def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask
 
 def _answers(function: str, entry: Entry | None, reference: ModuleType) -> list:
     """A candidate's answers (None: the reference's) to the confirmation calls, computed once per process."""
-    from autograder.checks.hidden.chosen import confirmation_calls
+    from autograder.registry import lab
 
     key = (function, entry, id(reference))
     if key not in _ANSWERS:
         fn = contract_with(entry, reference)[function] if entry else getattr(reference, function)
-        _ANSWERS[key] = [answer_of(fn, args, kwargs) for args, kwargs in confirmation_calls(function)]
+        _ANSWERS[key] = [answer_of(fn, args, kwargs) for args, kwargs in lab().confirmation_calls(function)]
     return _ANSWERS[key]
 
 

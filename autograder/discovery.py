@@ -2,12 +2,12 @@
 and the self-check.
 
     contract = Contract.of(cfg)                         # grading.yaml: `submission` and the `parts`' functions
-    found = find_submission(Path("upload"), contract)   # Submission(path=.../rlhf.py, name="upload/rlhf.py")
+    found = find_submission(Path("upload"), contract)   # Submission(path=.../lab.py, name="upload/lab.py")
     member = choose(listing, contract)                  # the same rule on a listing (a class entry, a zip)
 
 A file given by name is graded as it is. In a folder (anywhere inside it, the shallowest first;
 dotfiles, `__MACOSX/`, `__pycache__/` and the like are skipped):
-1. `rlhf.py` (grading.yaml `submission`) wins, else `rlhf.ipynb`;
+1. grading.yaml's `submission` (lab.py, say) wins, else the notebook of that name (lab.ipynb);
 2. otherwise the one .py or .ipynb file that defines a contract function at its top level (a `def`
    or an assignment), decided by parsing it with `ast`, never by importing it; a file with a syntax
    error counts by its `def` lines at column 0, so it is graded (and reported not importable);
@@ -17,8 +17,8 @@ dotfiles, `__MACOSX/`, `__pycache__/` and the like are skipped):
 Bounds: a folder is listed up to MAX_LISTED files; at most MAX_INSPECTED files of at most
 MAX_FILE_BYTES each, MAX_TOTAL_BYTES in all, are parsed (about 2 s of CPU at worst).
 
-Only regular files count: a link is never followed (a rlhf.py that links to the reference must not be
-graded as the reference). A notebook becomes a temporary rlhf.py; `name` stays the notebook's path. A
+Only regular files count: a link is never followed (a submission that links to the reference must not be
+graded as the reference). A notebook becomes a temporary submission file; `name` stays the notebook's path. A
 notebook that cannot be converted (autograder/notebook.py) is found all the same, with `problem` saying
 why: the submission's failure to import, not the grader's.
 """
@@ -55,7 +55,7 @@ class AmbiguousSubmission(SubmissionNotFound):
 
 @dataclass(frozen=True)
 class Submission:
-    path: Path      # the rlhf.py the sandbox copies (a temporary one for a notebook)
+    path: Path      # the file the sandbox copies (a temporary one for a notebook)
     name: str       # what reports call it: the path the user gave or found
     problem: str = ""  # why a notebook could not be converted, e.g. "code cell 3 is nested too deeply..."
     cells: tuple[tuple[int, int] | None, ...] | None = None  # a notebook's: (code cell, line) of each line of `path`
@@ -63,7 +63,7 @@ class Submission:
 
 @dataclass(frozen=True)
 class Contract:
-    submission: str                # the file name that wins: grading.yaml `submission` (rlhf.py)
+    submission: str                # the file name that wins: grading.yaml `submission`
     functions: tuple[str, ...]     # the contract functions: grading.yaml `parts`
 
     @classmethod
@@ -126,7 +126,7 @@ def find_submission(path: Path, contract: Contract | None = None) -> Submission:
 
 def list_folder(folder: Path, contract: Contract) -> Listing:
     """The folder's files, breadth first, without following links; it stops after the first level holding a
-    file named like the submission (rlhf.py: nothing deeper can win) or after MAX_LISTED files."""
+    file named like the submission (nothing deeper can win) or after MAX_LISTED files."""
     files: dict[str, int] = {}
     links: dict[str, str] = {}
     level: list[Path] = [Path(".")]

@@ -1,4 +1,4 @@
-"""The registry of end-to-end tests and how one runs in a grade (the lab's tests: autograder/e2e_tests.py).
+"""The registry of end-to-end tests and how one runs in a grade (the lab's tests: grading/e2e_tests.py).
 
 An end-to-end test trains with the submission's functions and judges the outcome with the given world.
 The judge runs the lab's training code itself: the submission's functions for the parts under test are

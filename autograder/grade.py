@@ -1,7 +1,7 @@
 """Grade one submission: run the selected tests through the sandbox and score what they find.
 
-    result = grade(Path("rlhf.py"), only={"gae"})            # the full grade (needs the reference)
-    result = grade(Path("rlhf.py"), mode="self_check")       # the visible, reference-free checks only
+    result = grade(Path("upload"), only={"gae"})             # the full grade (needs the reference)
+    result = grade(Path("upload"), mode="self_check")        # the visible, reference-free checks only
     write_reports(result, Path("out"))                       # autograder/report.py
 
 Unit and property tests ("checks", autograder/checks) run first, then the end-to-end tests
@@ -93,7 +93,7 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
         return _not_run(found.name, chosen, cfg, started, bool(only), Finding(message=found.problem, kind="import"),
                         "not_importable", found.problem)
     if is_empty(found.path):
-        finding = Finding(message="rlhf.py holds no code (it is empty or only comments): nothing to grade",
+        finding = Finding(message=f"{found.path.name} holds no code (it is empty or only comments): nothing to grade",
                           kind="empty")
         return _not_run(found.name, chosen, cfg, started, bool(only), finding, "empty", "the file is empty")
     work, trained = lanes.plan(chosen, n_lanes, e2e_runs(chosen, cfg))
@@ -200,7 +200,7 @@ def _runs_from(inbox: _Inbox, lane_done, trained: set):
 
 def _is_public(check: checks.Check) -> bool:
     """A reference-free check of checks/public/, shipped with the student self-check."""
-    return check.run.__module__.startswith("autograder.checks.public")
+    return checks.is_public(check)
 
 
 def _not_run(name: str, chosen: list[str], cfg: config_mod.Config, started: float, partial: bool, finding: Finding,

@@ -1,6 +1,6 @@
 """Which lab this process works on: a folder holding grading.yaml (docs/labs.md). Imports nothing of the engine.
 
-The repository's root is Lab 12's folder; `python -m autograder --lab DIR` sets AUTOGRADER_LAB, which every
+The repository's root is its own lab's folder; `python -m autograder --lab DIR` sets AUTOGRADER_LAB, which every
 judge process and child inherits.
 """
 

@@ -1,7 +1,7 @@
-"""A notebook submission (.ipynb) as the rlhf.py source the grader runs.
+"""A notebook submission (.ipynb) as the module source the grader runs.
 
     source = notebook_to_source(Path("rlhf.ipynb"))       # str: a module with the notebook's definitions
-    path, cells = notebook_to_module_file(Path("rlhf.ipynb"))   # written to a temporary rlhf.py; its line map
+    path, cells = notebook_to_module_file(Path("lab.ipynb"))   # written to a temporary submission file; its line map
     source = cells_to_source(["import torch", "def f(): ..."], "a kernel's history")   # the same, from cells
 
 From every code cell, in order, it keeps the top-level statements that define things: imports,
@@ -174,13 +174,14 @@ def convert_cells(cells: list[str], name: str, keep_invalid: bool = True) -> Con
 
 
 def notebook_to_module_file(path: Path) -> tuple[Path, tuple[tuple[int, int] | None, ...]]:
-    """Convert the notebook in a bounded subprocess (the module docstring), write its source as rlhf.py in a
-    temporary folder (removed at exit) and return that path with its line map (`Converted.cells`: which code
+    """Convert the notebook in a bounded subprocess (the module docstring), write its source as the submission file
+    in a temporary folder (removed at exit) and return that path with its line map (`Converted.cells`: which code
     cell and line each line of the file comes from). NotebookError says why it could not."""
     converted = bounded_convert(Path(path))
     folder = Path(tempfile.mkdtemp(prefix="autograder-notebook-"))
     atexit.register(shutil.rmtree, folder, True)
-    module = folder / "rlhf.py"
+    from autograder import config  # here, not at the top: the bounded conversion runs this file with -I -S
+    module = folder / config.current().submission
     module.write_text(converted.source, encoding="utf-8")
     return module, converted.cells
 

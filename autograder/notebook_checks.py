@@ -5,7 +5,7 @@
 
 A test cell grades the functions that the notebook's kernel has defined: the code cells run so far,
 in order, taken as the grader takes a notebook (autograder/notebook.py; cells that do not parse never
-defined anything, so they are left out), written to a temporary rlhf.py and graded
+defined anything, so they are left out), written to a temporary submission file and graded
 by the same engine in self-check mode. So a cell runs the grader's public check of that id (the same
 inputs and tolerances, in the sandbox), and nbgrader gives the cell its grading.yaml points exactly
 when the grader would. A part is graded once per version of the code (cached): its cells cost one run.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from autograder import config
 from autograder.notebook import cells_to_source
 
 _graded: dict[tuple[str, str], object] = {}  # (module source, part) -> GradeResult
@@ -31,7 +32,7 @@ def kernel_cells() -> list[str]:
 
 
 def kernel_source(cells: list[str]) -> str:
-    """The rlhf.py source of executed cells: their definitions (as in a graded notebook)."""
+    """The module source of executed cells: their definitions (as in a graded notebook)."""
     return cells_to_source(cells, "this notebook", keep_invalid=False)
 
 
@@ -41,7 +42,7 @@ def grade_part(source: str, part: str):
     key = (source, part)
     if key not in _graded:
         with tempfile.TemporaryDirectory(prefix="autograder-cell-") as folder:
-            module = Path(folder) / "rlhf.py"
+            module = Path(folder) / config.current().submission
             module.write_text(source, encoding="utf-8")
             _graded[key] = grade(module, only={part}, mode="self_check", lane_count=1)  # one judge: no fork
     return _graded[key]

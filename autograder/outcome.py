@@ -2,7 +2,7 @@
 
     finding = Finding(message="advantages differ from the reference", inputs="rewards=...", got="...")
     result = scored(spec, title, tags, finding)   # the one place points and visibility are applied
-    grade = GradeResult("rlhf.py", [result, ...], partial=False, execution_time=12.3)
+    grade = GradeResult("upload/lab.py", [result, ...], partial=False, execution_time=12.3)
 
 Torch-free (it imports only textsafe and config): reports, results.json and the batch coordinator read it
 without importing torch. Visibility follows grading.yaml: a test's outcome (the grader's message, the kind

@@ -1,4 +1,4 @@
-"""The trusted reference (solutions/rlhf.py), imported in the judge only."""
+"""The trusted reference (the lab's solutions/<submission>), imported in the judge only."""
 
 from __future__ import annotations
 

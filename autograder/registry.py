@@ -1,24 +1,29 @@
-"""The seam between the engine and a lab: what the lab plugs in, and where the engine finds it.
+"""The seam between the engine and a lab: where the engine finds the lab's code, and what the lab plugs in.
 
-The engine (sandbox, remote calls, grading, results, reports, release, batch, commands) knows nothing of
-RLHF. A lab is one module that, when imported, registers its checks (`@check`, autograder/checks), its
-end-to-end tests (`@e2e_test`, autograder/e2e.py) and the hooks below:
+The engine knows no lab. A lab is a folder (docs/labs.md) whose `grading/` package holds everything the lab
+owns on the grader's side. The engine imports that package by path under the lab's name (grading.yaml `lab`),
+so the lab's modules import each other relatively and two labs never share a module:
 
-    registry.lab().diagnose(part, failure, reference, ask)   # name a known mistake, or ""
-    registry.lab().make_parts({"compute_gae": fn, ...})      # the lab's training code's function bundle
+    registry.package()                        # the lab's package (its __init__ only)
+    registry.lab_module("checks.hidden.gae")  # one of its modules
+    registry.lab()                            # its hooks (grading/lab.py calls register_lab once, when imported)
 
-`lab()` imports LAB_MODULE once. A second lab on the same engine is a new lab module (its checks, e2e tests,
-world files and hooks) plus its grading.yaml; see ARCHITECTURE.md.
+Its checks register with `@check` (autograder/checks) from `grading/checks/{public,hidden}/`, its e2e tests with
+`@e2e_test` (autograder/e2e.py), its mistakes and variants with `@mistake`/`@variant` (autograder/bank.py) from
+`grading/bank/`; its extra commands are the modules of `grading/commands/` (autograder/__main__.py).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
-LAB_MODULE = "autograder.lab12"   # the lab this engine grades
+from autograder import config, paths
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,9 @@ class Lab:
     probe_inputs: Callable[[], dict[str, tuple]]       # a tiny valid input per contract function
     diagnose: Callable[..., str]                       # (part, failure, reference, ask) -> hint or ""
     plot: Callable[[str, dict, tuple[str, ...]], list[tuple[str, bytes]]]  # (test, histories, metrics) -> PNGs
+    confirmation_calls: Callable[[str], list]          # function -> chosen calls that confirm a diagnosis
+    twin: Callable[..., tuple[tuple, dict]]            # (function, args, kwargs, valid, position) -> a fresh input
+    twin_scale: Callable[[str, tuple], float]          # rounding allowance of a twin's value
     data_files: tuple[DataFile, ...] = ()  # in the order they are computed (a later one may read an earlier one)
 
 
@@ -44,14 +52,43 @@ _LAB: Lab | None = None
 
 
 def register_lab(lab: Lab) -> None:
-    """Called once by the lab module when it is imported."""
+    """Called once by the lab's grading/lab.py when it is imported."""
     global _LAB
     _LAB = lab
 
 
+def package() -> ModuleType:
+    """The lab's grading package, imported by path under its name (grading.yaml `lab`) on first use."""
+    name = config.current().lab
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, paths.GRADING / "__init__.py",
+                                                      submodule_search_locations=[str(paths.GRADING)])
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{paths.GRADING}: no lab package (grading/__init__.py) here")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
+
+
+def lab_module(name: str) -> ModuleType:
+    """One module of the lab's package ("checks.hidden.domains")."""
+    return importlib.import_module(f"{package().__name__}.{name}")
+
+
+def has_module(name: str) -> bool:
+    """The lab's package holds this module here (the student bundle has only the public checks)."""
+    return (paths.GRADING.joinpath(*name.split(".")).with_suffix(".py").is_file()
+            or (paths.GRADING.joinpath(*name.split(".")) / "__init__.py").is_file())
+
+
 def lab() -> Lab:
-    """The registered lab (importing LAB_MODULE, and so registering its tests, on first use)."""
+    """The registered lab (importing its grading/lab.py, and so registering its tests, on first use)."""
     if _LAB is None:
-        importlib.import_module(LAB_MODULE)
-    assert _LAB is not None, f"{LAB_MODULE} did not call registry.register_lab()"
+        lab_module("lab")
+    assert _LAB is not None, f"{paths.GRADING / 'lab.py'} did not call registry.register_lab()"
     return _LAB

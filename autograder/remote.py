@@ -1,7 +1,7 @@
 """The judge's handle on a submission: call its functions in the sandboxed child, get plain data back.
 
     sub = RemoteSubmission(path, limits)
-    value, grads = sub.call("compute_gae", rewards, values, mask, gamma=0.9)
+    value, grads = sub.call("function", x, mask, gamma=0.9)
     parts = sub.parts()                # the seven functions as callables for the training code
 
 A failure of the submission (an exception, a timeout, a crash, a wrong type or shape) raises
@@ -302,7 +302,7 @@ class RemoteFunction:
     Tensors that require grad are sent with a gradient request; the reply's gradients are attached
     to a local surrogate  value + sum(grad * (x - x.detach()))  whose backward gives exactly them.
     `tape`, when a list, gets every call as a dict: fn, args (detached), grad (the indices of those that
-    required grad), kwargs, value, grads (autograder/replay.py records the reference's runs so).
+    required grad), kwargs, value, grads (grading/replay.py records the reference's runs so).
     """
 
     def __init__(self, submission: RemoteSubmission, name: str):

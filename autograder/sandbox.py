@@ -1,7 +1,7 @@
 """Start the sandboxed child that imports a submission, and talk to it under time and memory limits.
 
-    child = Child(Path("rlhf.py"), limits)       # imports the submission; child.hello is its answer
-    reply = child.request({"op": "call", ...}, timeout=20, what="compute_gae()")
+    child = Child(Path("lab.py"), limits)       # imports the submission; child.hello is its answer
+    reply = child.request({"op": "call", ...}, timeout=20, what="function()")
     child.output.text(); child.kill()             # every process it started is gone after kill()
 
 The child sees a private folder holding the worker (`autograder/child/`), the given world and the

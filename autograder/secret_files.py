@@ -48,11 +48,29 @@ PYC_HEADER = 16         # magic, flags, then the source's mtime and size (or its
 GIT_IDX_MAGIC = b"\377tOc\0\0\0\2"  # a pack index, version 2
 
 
-def grader_roots() -> list[Path]:
-    """Where the grader's own secrets live (folders stand for everything beneath them)."""
-    package = Path(__file__).resolve().parent
-    return [paths.SOLUTIONS, package / "checks" / "hidden", package / "bank", package / "diagnosis.py",
-            package / "data", package / "validity", paths.GRADING_YAML]
+def grader_roots(lab: Path | None = None) -> list[Path]:
+    """Where the lab's secrets live (folders stand for everything beneath them): its reference, its grading.yaml,
+    and its grader package (grading/) but for what students get (paths.PUBLIC_GRADING). The engine holds none."""
+    lab = lab or paths.LAB
+    grading = lab / paths.GRADING.relative_to(paths.LAB)
+    public = [grading / p for p in paths.PUBLIC_GRADING]
+    return [lab / paths.SOLUTIONS.relative_to(paths.LAB), lab / paths.GRADING_YAML.relative_to(paths.LAB),
+            *_all_but(grading, public)]
+
+
+def _all_but(folder: Path, kept: list[Path]) -> list[Path]:
+    """The entries beneath `folder` that hold none of `kept` (folders whole where they can be)."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in sorted(folder.iterdir()):
+        if entry in kept or entry.name == "__pycache__" and entry.parent in kept:
+            continue
+        if any(k.is_relative_to(entry) for k in kept) and entry.is_dir():
+            found += _all_but(entry, kept)
+        else:
+            found.append(entry)
+    return found
 
 
 def listed(extra: Iterable[Path] = ()) -> list[Path]:

@@ -10,7 +10,7 @@ Measured, each in a fresh process:
 - grade: `python -m autograder grade`, CPU of the whole process tree (user + system of it and every
   descendant it waited for), on one CPU (`taskset -c 0`: one judge lane) and on two, of the reference
   trained (AUTOGRADER_REPLAY=0: every run trains, as for a submission whose answers differ from the reference's)
-  and of the reference as graded (its runs replayed, autograder/replay.py).
+  and of the reference as graded (its runs replayed, grading/replay.py).
 The target: grade CPU <= 1.15 x bare e2e + one torch import per process that imports it (the judge, and one
 sandboxed child per lane; the second lane is forked from the judge and imports nothing).
 """
@@ -39,7 +39,7 @@ import training
 cfg = config.load()
 tests = e2e.load_all()
 parts = training.Parts.from_module(load_reference())
-from autograder.baseline import reference_rm, rm_key, sft_evaluation
+from lab12.baseline import reference_rm, rm_key, sft_evaluation
 reference_rm(*rm_key(cfg.e2e))  # shipped: what a grade reads too
 started, memo = time.process_time(), {}
 for name in cfg.e2e:

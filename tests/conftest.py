@@ -1,4 +1,5 @@
-"""Shared fixtures: the given world importable by name, the reference and starter paths."""
+"""Shared fixtures: the given world importable by name, the lab's grading package importable by its name (`lab12`:
+the tests import its modules as `from lab12.checks.hidden import domains`), the reference and starter paths."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from types import ModuleType
 
 import pytest
 
+from autograder import registry
 from autograder.paths import REFERENCE, STARTER, use_world
 
 use_world()
+registry.package()
 
 
 def load_module(path, name: str) -> ModuleType:

@@ -1,21 +1,19 @@
-"""The module graph: no import cycles, the engine reaches the lab only through the registries, and the
-results model and reports render without torch."""
+"""The module graph: no import cycles; the engine (autograder/) knows no lab: it imports no module of a lab's
+grading/ package (it loads that package by path, autograder/registry.py) and names no lab, no function of a
+lab's contract and no file of its world; the results model and reports render without torch."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from autograder.paths import ROOT
+from autograder import config, registry
+from autograder.paths import ENGINE, ROOT
 from autograder.release.engine import imported_modules
 
-PACKAGE = ROOT / "autograder"
-LAB_PREFIXES = ("autograder.lab12", "autograder.checks", "autograder.bank", "autograder.diagnosis",
-                "autograder.e2e_tests", "autograder.baseline", "autograder.replay", "autograder.plots",
-                "autograder.validity", "autograder.notebook_checks", "autograder.commands.build_sft",
-                "autograder.commands.calibrate", "autograder.commands.validate")
-REGISTRIES = {"autograder.checks"}  # the check registry (checks/__init__.py) is where the lab's checks register
+LAB = registry.package().__name__  # the lab's package name, as the engine loads it (grading.yaml `lab`)
 
 
 def module_name(path: Path) -> str:
@@ -23,7 +21,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py") if "child" not in p.parts}
+MODULES = {module_name(p): p for p in ENGINE.rglob("*.py") if "child" not in p.parts}
 
 
 def imports(name: str) -> set[str]:
@@ -35,10 +33,6 @@ def imports(name: str) -> set[str]:
         if n and n != name:
             found.add(n)
     return found
-
-
-def is_lab(name: str) -> bool:
-    return name.startswith(LAB_PREFIXES)
 
 
 def test_no_import_cycles():
@@ -54,11 +48,24 @@ def test_no_import_cycles():
     assert not cycles, f"modules on an import cycle: {cycles}"
 
 
-def test_the_engine_reaches_the_lab_only_through_the_registries():
-    bad = {m: sorted(d for d in imports(m) if is_lab(d) and d not in REGISTRIES)
-           for m in MODULES if not is_lab(m)}
-    bad = {m: d for m, d in bad.items() if d}
-    assert not bad, f"engine modules importing lab modules directly: {bad}"
+def test_the_engine_imports_no_module_of_a_lab():
+    bad = {m: sorted(n for n in imported_modules(p, m) if n.split(".")[0] not in ("autograder",)
+                     and n.split(".")[0] in (LAB, "grading", "training", "tinylm", "lab_helpers"))
+           for m, p in MODULES.items()}
+    assert not {m: d for m, d in bad.items() if d}, bad
+
+
+def test_the_engine_names_no_lab():
+    """No engine file (code, templates) holds the lab's name, title, submission file, world files or functions:
+    everything of a lab comes from its folder (docs/labs.md)."""
+    cfg = config.current()
+    names = {cfg.lab, cfg.submission, *cfg.world, *cfg.contract, "RLHF", "Lab 12"}
+    found = []
+    for path in sorted(ENGINE.rglob("*")):
+        if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
+            text = path.read_text()
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names if re.search(rf"(?<![\w.]){re.escape(n)}", text)]
+    assert not found, found
 
 
 def test_reports_render_without_torch(tmp_path):

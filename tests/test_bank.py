@@ -1,4 +1,4 @@
-"""The bank of known mistakes and correct variants (autograder/bank) against the checks.
+"""The bank of known mistakes and correct variants (grading/bank) against the checks.
 
 Every part's bank has at least eight mistakes, each with a one-line hint, and at least two correct
 variants. Graded on its own part, a variant gets full marks and a mistake loses points, failing at least
@@ -109,7 +109,7 @@ def test_every_entry_runs_as_a_submission(entry: bank.Entry):
 
 
 def test_mistakes_from_public_code_cite_their_source():
-    public = [e for e in ENTRIES if e.impl.__module__ == "autograder.bank.public_code"]
+    public = [e for e in ENTRIES if e.impl.__module__ == "lab12.bank.public_code"]
     assert len(public) >= 16
     assert all(e.is_mistake and len(e.source) > 20 for e in public), [e.id for e in public if not e.source]
 

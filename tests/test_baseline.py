@@ -1,4 +1,4 @@
-"""autograder/data/baseline.json is current, covers what a grade asks for, and equals the computation bit for bit."""
+"""grading/data/baseline.json is current, covers what a grade asks for, and equals the computation bit for bit."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import json
 import pytest
 import torch
 
-from autograder import baseline, config
+from autograder import config
+from lab12 import baseline
 
 
 def shipped() -> dict:
@@ -17,7 +18,7 @@ def shipped() -> dict:
 def test_the_shipped_file_is_current_and_covers_every_call_of_a_grade():
     data = shipped()
     assert data["fingerprint"] == baseline.fingerprint() and baseline.is_current(), \
-        "autograder/data/baseline.json is stale: run `python -m autograder refresh`"
+        "grading/data/baseline.json is stale: run `python -m autograder refresh`"
     for kind, args in baseline.shipped_calls(config.load().e2e):
         assert baseline._key(args) in data.get(kind, {}), f"{kind}{args} is not shipped"
 

@@ -50,6 +50,7 @@ from autograder.remote import SubmissionError
 from autograder.sandbox import ChildFailure
 
 PACKAGE = ROOT / "autograder"
+GRADING = ROOT / "grading"
 GRADER, INPUT, CHILD = 0, 1, 2
 
 SHOWN = {"message", "kind", "compared", "hint", "details"}
@@ -130,7 +131,7 @@ class Analysis:
     def __init__(self, sources: dict[str, str]):
         """`sources`: module path (autograder/x.py) -> its source."""
         trees = {m: ast.parse(s) for m, s in sources.items()}
-        self.imports = {m: self._imports(t) for m, t in trees.items()}
+        self.imports = {m: self._imports(t, m) for m, t in trees.items()}
         self.top: dict[str, Function] = {}
         self.classes: dict[tuple[str, str], dict[str, Function]] = {}
         self.methods: dict[str, list[Function]] = {}
@@ -144,11 +145,17 @@ class Analysis:
 
     # -------------------------------------------------- names
     @staticmethod
-    def _imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
-        """alias -> (module, name) of `from M import name as alias`, and (M, "") of `import M as alias`."""
+    def _imports(tree: ast.Module, path: str = "") -> dict[str, tuple[str, str]]:
+        """alias -> (module, name) of `from M import name as alias`, and (M, "") of `import M as alias`; a relative
+        import (the lab's grading/ package) is resolved from `path`, the importing module's file."""
         found = {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
+            if isinstance(node, ast.ImportFrom) and node.level:
+                package = path.split("/")[:-1][:len(path.split("/")) - node.level]
+                base = ".".join(package + ([node.module] if node.module else []))
+                for a in node.names:
+                    found[a.asname or a.name] = (base, a.name)
+            elif isinstance(node, ast.ImportFrom) and node.module:
                 for a in node.names:
                     found[a.asname or a.name] = (node.module, a.name)
             elif isinstance(node, ast.Import):
@@ -438,8 +445,9 @@ class Analysis:
 
 
 def judge_sources() -> dict[str, str]:
-    return {str(p.relative_to(ROOT)): p.read_text() for p in sorted(PACKAGE.rglob("*.py"))
-            if "child" not in p.relative_to(PACKAGE).parts}
+    """The engine (but its child/, which runs in the child) and the lab's grading/ package: the judge's code."""
+    engine = [p for p in sorted(PACKAGE.rglob("*.py")) if "child" not in p.relative_to(PACKAGE).parts]
+    return {str(p.relative_to(ROOT)): p.read_text() for p in [*engine, *sorted(GRADING.rglob("*.py"))]}
 
 
 @pytest.fixture(scope="module")
@@ -457,8 +465,8 @@ def test_the_sites_are_found(analysis):
     found = {(f.module, site) for f, site, _ in analysis.sites()}
     for where in [("autograder/checks/tools.py", "fail"), ("autograder/grade.py", "Finding"),
                   ("autograder/remote.py", "SubmissionError"), ("autograder/sandbox.py", "ChildFailure"),
-                  ("autograder/e2e.py", "failed_call"), ("autograder/checks/public/kl.py", "CheckFailed"),
-                  ("autograder/outcome.py", "Finding"), ("autograder/checks/hidden/ppo_clip.py", "fail")]:
+                  ("autograder/e2e.py", "failed_call"), ("grading/checks/public/kl.py", "CheckFailed"),
+                  ("autograder/outcome.py", "Finding"), ("grading/checks/hidden/ppo_clip.py", "fail")]:
         assert where in found, where
     assert sum(1 for _ in analysis.sites()) >= 40
 

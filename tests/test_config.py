@@ -48,7 +48,7 @@ def test_checks_call_only_their_own_part_functions():
 def test_public_checks_are_exactly_those_with_visible_inputs():
     cfg = config.load()
     for check in checks.load_all().values():
-        public = check.run.__module__.startswith("autograder.checks.public")
+        public = check.run.__module__.startswith("lab12.checks.public")
         assert public == (cfg.tests[check.id].inputs_visibility == "visible"), check.id
 
 

@@ -146,7 +146,7 @@ def test_a_match_the_confirmation_inputs_cannot_tell_from_another_mistake_is_not
 
 
 def test_the_confirmation_inputs_are_not_degenerate():
-    from autograder.checks.hidden import chosen, domains
+    from lab12.checks.hidden import chosen, domains
 
     gae = chosen.confirmation_calls("compute_gae")
     assert len(gae) == chosen.CONFIRM

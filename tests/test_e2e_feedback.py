@@ -9,7 +9,7 @@ import pytest
 
 from autograder import config, e2e
 from autograder.e2e import threshold
-from autograder.plots import BAND_FILE
+from lab12.plots import BAND_FILE
 
 REGISTRY = e2e.load_all()
 

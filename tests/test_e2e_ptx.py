@@ -12,7 +12,7 @@ from autograder.paths import use_world
 from autograder.reference import load_reference
 from autograder.validity.calibration import seeded
 from autograder.validity.entries import contract_with
-from autograder.validity.nulls import NULLS, null_source
+from lab12.nulls import NULLS, null_source
 
 PPO_FUNCTIONS = ("compute_gae", "ppo_policy_loss", "ppo_value_loss", "kl_estimate", "shaped_rewards")
 

@@ -1,4 +1,4 @@
-"""The shipped examples of the property checks (autograder/checks/hidden/examples.py): current, the very
+"""The shipped examples of the property checks (grading/checks/hidden/examples.py): current, the very
 examples hypothesis draws (each once), and a check that runs on them finds exactly what the live hypothesis
 run finds, for the reference, the correct variants and every mistake of the bank; a failure on a shipped or
 chosen example is never lost, even when the live run passes."""
@@ -14,15 +14,15 @@ import torch
 
 from autograder import bank, checks, config
 from autograder.checks import CheckFailed
-from autograder.checks.hidden import chosen, examples
-from autograder.checks.hidden.domains import DIFFERENTIAL
-from autograder.checks.hidden.strategies import Ragged
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError, reasked
 from autograder.validity.entries import contract_with
 from autograder.validity.local import local_context
+from lab12.checks.hidden import chosen, examples
+from lab12.checks.hidden.domains import DIFFERENTIAL
+from lab12.checks.hidden.strategies import Ragged
 
-HIDDEN = [c for c in checks.load_all().values() if c.run.__module__.startswith("autograder.checks.hidden.")]
+HIDDEN = [c for c in checks.load_all().values() if c.run.__module__.startswith("lab12.checks.hidden.")]
 ENTRIES = bank.load_all()
 
 
@@ -59,7 +59,7 @@ def finding(check: checks.Check, functions: dict, live: bool, monkeypatch) -> tu
 def test_the_shipped_file_is_current_and_covers_every_property_check():
     data = json.loads(examples.DATA_FILE.read_text())
     assert data["fingerprint"] == examples.fingerprint(), \
-        "autograder/checks/hidden/examples.json is stale: run `python -m autograder refresh`"
+        "grading/checks/hidden/examples.json is stale: run `python -m autograder refresh`"
     examples.DRAWN.clear()
     reference = load_reference()
     for check in HIDDEN:

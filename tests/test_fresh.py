@@ -9,15 +9,16 @@ import torch
 
 from autograder import checks, config
 from autograder.checks import CheckFailed, Context, tools
-from autograder.checks.hidden import fresh
 from autograder.grade import grade
 from autograder.outcome import Finding, scored
 from autograder.paths import REFERENCE
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError, parameter_names
-from autograder.validity import local, nulls
+from autograder.validity import local
+from lab12 import nulls
+from lab12.checks.hidden import fresh
 
-PUBLIC = [c for c in checks.load_all().values() if c.run.__module__.startswith("autograder.checks.public")]
+PUBLIC = [c for c in checks.load_all().values() if c.run.__module__.startswith("lab12.checks.public")]
 
 
 def shown_calls(check) -> list[tools.Call]:

@@ -44,7 +44,7 @@ def test_student_bundle_holds_the_lab(built):
     files = student_files(built)
     for name in ("rlhf.py", "tinylm.py", "lab_helpers.py", "training.py", "sft.pt", "self_check.py",
                  "requirements.txt", "README.md", "grading.yaml", "autograder/grade.py",
-                 "autograder/child/worker.py", "autograder/checks/public/gae.py", "tests/test_gae.py"):
+                 "autograder/child/worker.py", "grading/checks/public/gae.py", "tests/test_gae.py"):
         assert name in files, name
     assert (ROOT / "assignment" / "run_experiments.py").exists() <= ("run_experiments.py" in files)
     assert b"torch==2.13.0" in files["requirements.txt"]
@@ -59,8 +59,8 @@ def test_student_starter_is_generated_from_the_reference(built):
 
 def test_student_bundle_holds_no_grader_only_file(built):
     names = student_files(built)
-    for forbidden in ("autograder/checks/hidden/", "autograder/bank/", "autograder/diagnosis.py",
-                      "autograder/e2e.py", "autograder/release/", "autograder/data/", "autograder/replay.py",
+    for forbidden in ("grading/checks/hidden/", "grading/bank/", "autograder/diagnosis.py",
+                      "autograder/e2e.py", "autograder/release/", "grading/data/", "grading/replay.py",
                       "solutions/"):
         assert not [n for n in names if n.startswith(forbidden)], forbidden
 
@@ -78,7 +78,7 @@ def test_the_guard_catches_a_leak():
     with pytest.raises(guard.LeakError, match="solution line"):
         check_student_files(src, reference)
     with pytest.raises(guard.LeakError, match="grader-only files"):
-        check_student_files(src, {"autograder/checks/hidden/gae.py": b""})
+        check_student_files(src, {"grading/checks/hidden/gae.py": b""})
 
 
 def test_shipped_grading_yaml_has_only_the_visible_tests(built, raw):
@@ -92,7 +92,7 @@ def test_engine_follows_imports_but_never_into_hidden_modules():
     recipe = Sources.load().recipes["student"]["engine"]
     modules = engine_modules(ROOT, recipe["entry"], recipe["exclude"])
     assert {"autograder.grade", "autograder.remote", "autograder.sandbox", "autograder.notebook"} <= set(modules)
-    assert not [m for m in modules if m.startswith(("autograder.checks.hidden", "autograder.bank",
+    assert not [m for m in modules if m.startswith(("lab12.checks.hidden", "autograder.bank",
                                                     "autograder.diagnosis", "autograder.e2e"))]
 
 
@@ -158,8 +158,8 @@ def test_gradescope_zip_has_the_scripts_and_the_whole_grader(built):
     setup = files["setup.sh"].decode()
     assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in setup and "bubblewrap" in setup
     assert "-m autograder grade /autograder/submission --out /autograder/results" in files["run_autograder"].decode()
-    for name in ("solutions/rlhf.py", "grading.yaml", "autograder/checks/hidden/gae.py", "assignment/sft.pt",
-                 "autograder/data/replays.bin", "requirements.txt"):
+    for name in ("solutions/rlhf.py", "grading.yaml", "grading/checks/hidden/gae.py", "assignment/sft.pt",
+                 "grading/data/replays.bin", "requirements.txt"):
         assert name in files, name
     assert not [n for n in files if n.startswith("autograder/release/")]
 

@@ -36,7 +36,7 @@ def fresh_python(folder: Path) -> Path:
                           check=True, capture_output=True, text=True).stdout.strip()
     ours = Path(sysconfig.get_paths()["purelib"])
     shutil.copytree(ours, site, copy_function=os.link, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__editable__*", "lab12_autograder*", "__pycache__"))
+                    ignore=shutil.ignore_patterns("__editable__*", "llm_labs_autograder*", "__pycache__"))
     return python
 
 

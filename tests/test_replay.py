@@ -1,4 +1,4 @@
-"""The shipped reference trainings (autograder/replay.py): current, equal to a fresh recording bit for bit,
+"""The shipped reference trainings (grading/replay.py): current, equal to a fresh recording bit for bit,
 reused only for submissions that answer every recorded call as the reference does."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import time
 import pytest
 import torch
 
-from autograder import bank, config, e2e, replay
-from autograder.e2e_tests import ppo_key
+from autograder import bank, config, e2e
 from autograder.grade import grade
 from autograder.paths import REFERENCE, ROOT
 from autograder.remote import RemoteSubmission
+from lab12 import replay
+from lab12.e2e_tests import ppo_key
 
 slow = pytest.mark.slow
 
@@ -132,7 +133,7 @@ def test_the_recorded_calls_show_the_flow_the_replay_feeds():
 
 def test_a_replay_waits_as_long_as_the_training_computed(monkeypatch):
     """Gaps in speed units times this machine's unit now, with a jitter of mean 1."""
-    from autograder import replay_pace
+    from lab12 import replay_pace
     monkeypatch.setattr(replay_pace, "speed", lambda piece, reps: (0.001, 0.002))
     pacer = replay_pace.Pacer([10.0] * 40 + [0.0])
     started = time.perf_counter()
@@ -145,7 +146,7 @@ def test_a_replay_waits_as_long_as_the_training_computed(monkeypatch):
 
 def test_on_a_busy_machine_short_gaps_stay_short_and_long_ones_stretch(monkeypatch):
     """As in a training: a woken judge runs a short burst at once, a long one shares the CPU."""
-    from autograder import replay_pace
+    from lab12 import replay_pace
     measured = {"short": (0.001, 0.001), "long": (0.008, 0.024)}  # stretched 1x and 3x
     monkeypatch.setattr(replay_pace, "speed", lambda piece, reps: measured[piece])
     pacer = replay_pace.Pacer([0.0])

@@ -19,8 +19,8 @@ import pytest
 
 from autograder.outcome import Finding, GradeResult
 from autograder.outcome import TestResult as Result  # not collected by pytest
-from autograder.plots import LABELS, e2e_plots
 from autograder.report import write_reports
+from lab12.plots import LABELS, e2e_plots
 
 pytestmark = pytest.mark.slow
 CHROMIUM = Path("/usr/bin/chromium")
@@ -116,7 +116,7 @@ def test_student_report_with_a_failure_fits_the_window_and_shows_every_plot(chro
 
 def test_every_e2e_plot_shows_the_metric_its_test_judges():
     """Each registered e2e test plots the per-iteration metrics its criteria judge (ptx: accuracy)."""
-    import autograder.e2e_tests  # noqa: F401 - registers the lab's e2e tests
+    import lab12.e2e_tests  # noqa: F401 - registers the lab's e2e tests
     from autograder.e2e import REGISTRY
     judged = {"kl_penalty": {"gold", "malformed"}, "blind_spot": {"rm_score", "gold", "malformed"}, "ptx": {"accuracy"}}
     for name, metrics in judged.items():

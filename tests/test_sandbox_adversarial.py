@@ -35,8 +35,8 @@ from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
 from autograder.report import write_reports
 
 ATTACKS = Path(__file__).with_name("adversarial")
-HIDDEN = ROOT / "autograder" / "checks" / "hidden"
-PUBLIC = [ROOT / "autograder" / "checks" / "public", ROOT / "autograder" / "checks" / "tools.py"]
+HIDDEN = ROOT / "grading" / "checks" / "hidden"
+PUBLIC = [ROOT / "grading" / "checks" / "public", ROOT / "autograder" / "checks" / "tools.py"]
 slow = pytest.mark.slow
 
 
@@ -192,7 +192,7 @@ def test_a_deep_frame_as_the_import_answer_is_not_importable(tmp_path, arena, cf
     submission could not be imported (before: RecursionError escaped, children were left, 84/100)."""
     result = attack(tmp_path, arena, "deep_frame_at_import", REFERENCE, {"gae", "rm_loss"}, cfg)
     assert result.score == 0 and result.status == "not_importable"
-    assert all(t.message.startswith("rlhf.py could not be imported: importing rlhf.py sent an unreadable answer")
+    assert all(t.message.startswith("rlhf.py could not be imported: importing the submission sent an unreadable answer")
                for t in result.tests), [t.message for t in result.tests]
 
 
@@ -457,7 +457,7 @@ def test_copies_of_the_grader_beside_the_interpreter_are_hidden(tmp_path, arena,
     scored 20/20 for gae before copies were searched for; now they are hidden (0), or the grade refused."""
     found = {c.path for c in isolation.secret_copies()}
     assert copies_beside_the_interpreter / "notes" / "reference_backup.py" in found
-    assert copies_beside_the_interpreter / "site" / "autograder" / "bank" / "gae.py" in found
+    assert copies_beside_the_interpreter / "site" / "grading" / "bank" / "gae.py" in found
     assert copies_beside_the_interpreter / "cache" / "__pycache__" / "helpers.cpython-311.pyc" in found
     result = attack(tmp_path, arena, name, STARTER, {"gae"}, cfg, secrecy=True)
     if result is not None:

@@ -17,8 +17,8 @@ import pytest
 from autograder import config, isolation, preflight, secret_files
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT
 
-BANK = ROOT / "autograder" / "bank"
-HIDDEN_GAE = ROOT / "autograder" / "checks" / "hidden" / "gae.py"
+BANK = ROOT / "grading" / "bank"
+HIDDEN_GAE = ROOT / "grading" / "checks" / "hidden" / "gae.py"
 
 
 @pytest.fixture
@@ -55,14 +55,14 @@ def test_compiled_copies_are_found_by_their_code(root):
 
 
 def test_the_cache_beside_a_copy_is_hidden_with_it(root):
-    package = root / "autograder" / "bank"
+    package = root / "grading" / "bank"
     package.mkdir(parents=True)
     shutil.copy(BANK / "gae.py", package / "gae.py")
     (package / "__pycache__").mkdir()
     for name in ("gae.cpython-312.pyc", "gae.cpython-311.opt-1.pyc", "gaelic.cpython-312.pyc"):
         (package / "__pycache__" / name).write_bytes(b"compiled by another interpreter")
-    assert set(found(root)) == {"autograder/bank/gae.py", "autograder/bank/__pycache__/gae.cpython-312.pyc",
-                                "autograder/bank/__pycache__/gae.cpython-311.opt-1.pyc"}
+    assert set(found(root)) == {"grading/bank/gae.py", "grading/bank/__pycache__/gae.cpython-312.pyc",
+                                "grading/bank/__pycache__/gae.cpython-311.opt-1.pyc"}
 
 
 def blob_id(path: Path) -> bytes:

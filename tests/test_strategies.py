@@ -1,7 +1,7 @@
 """The hidden checks' input strategies draw what their checks promise (ragged masks with garbage in
 the padding, ratios and values kept away from the non-differentiable points), and each function's
 differential check reaches every region of its valid domain and every possible pair of its factors'
-levels (autograder/checks/hidden/domains.py), measured on the calls it makes in a grade of the reference."""
+levels (grading/checks/hidden/domains.py), measured on the calls it makes in a grade of the reference."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from autograder.checks.hidden import chosen, covering, domains, gae, ppo_clip
-from autograder.checks.hidden.domains import DIFFERENTIAL, FACTORS, IMPOSSIBLE, REGIONS
-from autograder.checks.hidden.strategies import LOGPROB_MIN
 from autograder.validity import coverage
+from lab12.checks.hidden import chosen, covering, domains, gae, ppo_clip
+from lab12.checks.hidden.domains import DIFFERENTIAL, FACTORS, IMPOSSIBLE, REGIONS
+from lab12.checks.hidden.strategies import LOGPROB_MIN
 
 
 @pytest.mark.slow  # each runs a check's 40 examples on the reference (1-3 s of CPU)

@@ -11,8 +11,9 @@ from autograder.checks import CheckFailed
 from autograder.commands import validate
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError
-from autograder.validity import local, nulls
+from autograder.validity import local
 from autograder.validity import validation as val
+from lab12 import nulls
 
 PARTS = list(config.load().parts)
 

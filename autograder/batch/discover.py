@@ -10,13 +10,13 @@ Layouts:
   beside one folder per submission (`submission_<id>/`); the metadata maps each id to its
   submitters' names, emails and student ids (`:submitters: [{":name", ":email", ":sid"}]`).
 Which file of an entry folder is graded is the rule every command shares (autograder/discovery.py:
-rlhf.py, else rlhf.ipynb, else the one file defining contract functions). A student whose entry
+the submission file, else its notebook, else the one file defining contract functions). A student whose entry
 holds nothing to grade still gets a Submission, with `problem` saying why in one sentence (nothing
 there, an empty file, a link, several candidate files), so the gradebook lists every student.
 
 No link is followed: only regular files are read (a folder's symbolic links, a zip's symlink
 members, fifos and devices are never opened). An entry whose file to grade is a link gets a problem
-naming it and its target, so `rlhf.py -> ../../solutions/rlhf.py` is never graded as the reference.
+naming it and its target, so a link to the reference is never graded as the reference.
 Only the SUBMISSIONS argument itself may be a link (staff chose it).
 """
 

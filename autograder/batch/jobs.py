@@ -1,6 +1,6 @@
 """The per-submission job of a batch: grade one submission with the same engine as `grade`.
 
-    outcome = run_job({"student": "ada", "filename": "rlhf.py", "data": b"...", "only": ["gae"],
+    outcome = run_job({"student": "ada", "filename": "lab.py", "data": b"...", "only": ["gae"],
                        "key": "...", "version": "..."})
 
 It runs in a worker (a local process or a Dask worker on another machine): the submission travels

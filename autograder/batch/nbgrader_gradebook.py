@@ -1,6 +1,6 @@
 """Write grade-all's full grades into a course's nbgrader gradebook, through nbgrader's own API.
 
-    write_scores(Path("course/gradebook.db"), "lab12", records)   # -> students written
+    write_scores(Path("course/gradebook.db"), "lab", records)   # -> students written
 
 nbgrader autogrades only the notebook's visible test cells (25 of 100 points). For each student with
 points (graded, not importable, not implemented, empty; manual overrides applied), this sets:

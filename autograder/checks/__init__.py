@@ -3,7 +3,7 @@
 A check is a function `check(ctx)` that calls the submission through `ctx.sub` (sandboxed) and
 raises `CheckFailed` when it finds a problem. It is registered with `@check(...)`:
 
-    @check("gae.known_values", "GAE on a hand-computed example", functions=("compute_gae",))
+    @check("part.known_values", "the function on a hand-computed example", functions=("function",))
     def known_values(ctx): ...
 
 Checks under `checks/public/` use no reference and ship with the student self-check, which runs them on
@@ -84,12 +84,18 @@ class Context:
 
 
 def load_all() -> dict[str, Check]:
-    """Import every check module that is present (the student bundle has no `hidden/`)."""
-    for sub in ("public", "hidden"):
-        try:
-            package = importlib.import_module(f"{__name__}.{sub}")
-        except ModuleNotFoundError:
+    """Import every check module of the lab that is present: grading/checks/public/ and grading/checks/hidden/
+    (the student bundle has no `hidden/`)."""
+    from autograder import registry
+    for sub in ("checks.public", "checks.hidden"):
+        if not registry.has_module(sub):
             continue
+        package = registry.lab_module(sub)
         for info in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{info.name}")
     return REGISTRY
+
+
+def is_public(check: Check) -> bool:
+    """A check of grading/checks/public/: reference-free, shipped with the self-check."""
+    return ".checks.public." in check.run.__module__

@@ -183,10 +183,11 @@ def public(run: Callable[[Context], None]) -> Callable[[Context], None]:
         finally:
             SHOWN = saved
         if ctx.ref is not None:
-            from autograder.checks.hidden import fresh  # the judge's own draws: never in the student bundle
+            from autograder import registry  # the lab's own draws (hidden): never in the student bundle
+            lab = registry.lab()
             for position, shown in enumerate(made):
-                args, kwargs = fresh.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)
-                expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), fresh.scale)
+                args, kwargs = lab.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)
+                expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), lab.twin_scale)
 
     shown_then_fresh.fresh_twins = True  # type: ignore[attr-defined]
     return shown_then_fresh

@@ -14,7 +14,7 @@ whatever the file modes say. From ABI 4 TCP bind/connect are refused; from ABI 6
 unix sockets cannot reach outside the sandbox. A rule on /proc/self (the child's own /proc/PID) keeps its
 O_PATH descriptor open: procfs gives an entry a new inode once its dentry is dropped (drop_caches, memory
 pressure), and the rule would no longer match (measured: 285 of 300 reads refused after drop_caches).
-Frames use wire.py's header (b"RLHF" + length) with a JSON body, so the tiny secrets probe (probe.py)
+Frames use wire.py's header (b"AGWF" + length) with a JSON body, so the tiny secrets probe (probe.py)
 needs no torch.
 """
 
@@ -49,7 +49,7 @@ class SockFprog(ctypes.Structure):
 def read_setup(fd: int) -> dict:
     """One JSON-only frame of wire.py's format."""
     magic, length = HEADER.unpack(_read_exactly(fd, HEADER.size))
-    if magic != b"RLHF" or length > 1 << 20:
+    if magic != b"AGWF" or length > 1 << 20:
         raise ValueError("bad set-up frame")
     return json.loads(_read_exactly(fd, length))
 
@@ -57,7 +57,7 @@ def read_setup(fd: int) -> dict:
 def write_plain(fd: int, message: dict) -> None:
     """One JSON-only frame of wire.py's format (wire.read_frame reads it)."""
     body = json.dumps({**message, "tensors": []}).encode()
-    data = HEADER.pack(b"RLHF", len(body)) + body
+    data = HEADER.pack(b"AGWF", len(body)) + body
     while data:
         data = data[os.write(fd, data):]
 

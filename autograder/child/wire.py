@@ -1,7 +1,7 @@
 """The wire format between the trusted judge and the sandboxed child: JSON plus raw tensor bytes.
 
 A message is one frame:
-    8-byte header  b"RLHF" + big-endian uint32 length of the JSON
+    8-byte header  b"AGWF" + big-endian uint32 length of the JSON
     JSON           {"...": ..., "tensors": [{"dtype": "float32", "shape": [2, 3]}, ...]}
     payloads       the raw bytes of each tensor in order (C-contiguous, little-endian)
 Inside the JSON a tensor is written {"__tensor__": i}, an index into "tensors".
@@ -33,7 +33,7 @@ import struct
 import sys
 import time
 
-MAGIC = b"RLHF"
+MAGIC = b"AGWF"  # autograder wire frame
 HEADER = struct.Struct(">4sI")
 ITEMSIZE = {"float32": 4, "float64": 8, "int64": 8, "bool": 1}  # the dtypes allowed, by name
 MAX_JSON = 1 << 20          # bytes of JSON in one frame

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail
+from autograder.paths import LAB_DATA
 
 HELP = "run the end-to-end tests for the reference over many seeds; print distributions and margins"
 EXAMPLES = """examples:
@@ -20,7 +21,7 @@ EXAMPLES = """examples:
 
 Exit 1: a reference seed fails a test, or a margin is thinner than grading.yaml's calibration asks."""
 INTERRUPTED = "calibrate stopped; with --raw, the same command resumes where it stopped"
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = LAB_DATA
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from autograder.commands.common import check_input, check_only, check_out_folder, comma_list, fail, load_config
 
-HELP = "grade one submission (rlhf.py, a folder holding it, or a notebook)"
+HELP = "grade one submission (its file, a folder holding it, or a notebook)"
 EXAMPLES = """examples:
-  python -m autograder grade rlhf.py --out report/            the full grade (about a minute)
-  python -m autograder grade upload/ --out report/ --only gae  a folder holding rlhf.py; one part only
-  python -m autograder grade rlhf.ipynb --out report/ --only rm_loss,e2e --quiet
-  python -m autograder grade rlhf.py --out report/ --self-check  the visible checks only (no reference needed)
-  python -m autograder grade rlhf.py --out report/ --metadata submission_metadata.json   grading.yaml's feedback_policy
+  python -m autograder grade upload/lab.py --out report/       the full grade (about a minute)
+  python -m autograder grade upload/ --out report/ --only gae  a folder holding it; one part only
+  python -m autograder grade lab.ipynb --out report/ --only rm_loss,e2e --quiet
+  python -m autograder grade lab.py --out report/ --self-check  the visible checks only (no reference needed)
+  python -m autograder grade lab.py --out report/ --metadata submission_metadata.json   grading.yaml's feedback_policy
 
 A grade that finds failing tests is still a finished grade: exit 0 (Gradescope's run_autograder
 relies on it). Exit 2 means nothing was graded: the reason is on stderr."""
@@ -22,7 +22,7 @@ INTERRUPTED = "grade stopped; its sandboxed child was stopped and no report was 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", type=Path, help="rlhf.py, a folder that contains it, or an .ipynb")
+    parser.add_argument("path", type=Path, help="the submission file, a folder that contains it, or an .ipynb")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                         help="folder for results.json, report.md and report.html (created if needed)")
     parser.add_argument("--only", type=comma_list, default=[], metavar="PARTS",

@@ -1,4 +1,4 @@
-"""`starter [--check]`: regenerate assignment/rlhf.py from solutions/rlhf.py (or check it is in sync)."""
+"""`starter [--check]`: regenerate the starter in assignment/ from the reference in solutions/ (or check it)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from autograder.commands.common import FAILURES, check_input
 
 HELP = "generate the student starter from the reference (--check: fail if the committed one differs)"
 EXAMPLES = """examples:
-  python -m autograder starter           rewrite assignment/rlhf.py from solutions/rlhf.py
-  python -m autograder starter --check   exit 1 if assignment/rlhf.py is out of date (CI)"""
+  python -m autograder starter           rewrite the starter from the reference
+  python -m autograder starter --check   exit 1 if the starter is out of date (CI)"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,9 +7,9 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list
+from autograder.paths import LAB_DATA
 
 HELP = ("check the grader against the mistake bank: null submissions 0, every mistake caught in its own part, "
         "variants at full marks, every hint right, the valid domain reached")
@@ -24,7 +24,7 @@ lost points, the starter or a null submission scored, a hint named the wrong mis
 graded mistake left out of the bank), or a function's differential check missed a region of its valid
 domain or a possible pair of its factors' levels."""
 INTERRUPTED = "validate stopped; its grading processes were stopped"
-E2E_OUTCOMES = Path(__file__).resolve().parent.parent / "data" / "e2e_mistakes.json"
+E2E_OUTCOMES = LAB_DATA / "e2e_mistakes.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--e2e", action="store_true",
                         help="also run the e2e tests: the reference, every null submission (0 points) and every "
                              "variant (full marks), and the mistakes that calibration found to fail e2e tests "
-                             "(autograder/data/e2e_mistakes.json); slow")
+                             "(the lab's grading/data/e2e_mistakes.json); slow")
     parser.add_argument("--no-nulls", action="store_true",
                         help="skip the null submissions (answers that ignore their input; each must score 0)")
     parser.add_argument("--no-coverage", action="store_true",
@@ -90,7 +90,10 @@ def main(args: argparse.Namespace) -> int:
     shown, right = sum(v.left_out_hints for v in verdicts), sum(v.left_out_right for v in verdicts)
     print(f"with each mistake left out of the bank: hints shown {shown}, right {right} (leave-one-out precision "
           f"{100 * right / shown if shown else 100:.0f}%)")
-    if not args.no_coverage:
+    from autograder import registry
+    if not registry.has_module("checks.hidden.domains"):
+        print("\ncoverage: this lab declares no domain (grading/checks/hidden/domains.py): not measured")
+    elif not args.no_coverage:
         from autograder.validity import coverage
 
         def mine(fn: str) -> bool:

@@ -6,7 +6,7 @@ repository's `release/` folder (which files go where, the handout and script tem
 
     tree.py            the in-memory file tree every step adds to
     collect.py         copy the files a recipe lists into the tree
-    starter.py         the starter rlhf.py, generated from the reference (solution bodies removed)
+    starter.py         the starter, generated from the reference (solution bodies removed)
     engine.py          the grading engine for the self-check: the modules it imports, minus hidden ones
     public_config.py   grading.yaml without its secrets (only what the self-check needs)
     outline.py         the lab's parts read from the reference with ast (signatures and docstrings only)

@@ -3,7 +3,7 @@
     outputs = build_release(Path("release/out"))
     # {"student": .../student.zip, "gradescope": .../autograder.zip, "nbgrader": .../nbgrader.zip}
 
-Inputs: solutions/rlhf.py (the one source of the starter, the handout and the notebook), assignment/,
+Inputs: the reference in solutions/ (the one source of the starter, the handout and the notebook), assignment/,
 grading.yaml, and the recipes and templates in release/.
 """
 
@@ -28,10 +28,10 @@ from autograder.release.scripts import add_scripts
 from autograder.release.source_notebook import add_source_notebook, check_titles, source_notebook
 from autograder.release.starter import add_starter
 from autograder.release.tree import Tree
+from autograder.secret_files import grader_roots
 from autograder.starter import strip_solutions
 
-GRADER_ONLY_PATHS = ("autograder/checks/hidden/", "autograder/bank/", "autograder/diagnosis.py",
-                     "autograder/e2e.py", "autograder/release/", "solutions/")
+ENGINE_ONLY_PATHS = ("autograder/e2e.py", "autograder/release/")  # what the self-check never needs
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Sources:
     @classmethod
     def load(cls, root: Path = ROOT) -> "Sources":
         release = root / "release"
-        reference = root / "solutions" / "rlhf.py"
+        reference = root / "solutions" / yaml.safe_load((root / "grading.yaml").read_text())["submission"]
         pin = re.search(r"^torch==(\S+)", (release / "requirements.txt").read_text(), re.M)
         if pin is None:
             raise ValueError("release/requirements.txt must pin torch (torch==X.Y.Z)")
@@ -68,8 +68,9 @@ class Sources:
 
     def forbidden(self) -> dict[str, list[str]]:
         """What no student-facing file may contain (see guard.py)."""
-        checks = self.root / "autograder" / "checks"
-        given = [*sorted((checks / "public").glob("*.py")), checks / "tools.py", checks / "__init__.py",
+        checks = self.root / "grading" / "checks"
+        engine = self.root / "autograder" / "checks"
+        given = [*sorted((checks / "public").glob("*.py")), engine / "tools.py", engine / "__init__.py",
                  *sorted((self.root / "assignment").rglob("*.py"))]
         public = [p.read_text() for p in given]  # lines shared with public code are not hidden material
         starter = strip_solutions(self.reference.read_text())
@@ -93,7 +94,9 @@ def student_tree(src: Sources) -> Tree:
 
 def check_student_files(src: Sources, files: dict[str, bytes]) -> None:
     """Raise guard.LeakError when student-facing files hold grader-only paths or material."""
-    paths = [name for name in files if name.startswith(GRADER_ONLY_PATHS)]
+    secret = tuple(str(p.relative_to(src.root)) + ("/" if p.is_dir() else "") for p in grader_roots(src.root)
+                   if p.name != "grading.yaml")  # the bundle's grading.yaml is the public one (its content is checked)
+    paths = [name for name in files if name.startswith(secret) or name.startswith(ENGINE_ONLY_PATHS)]
     if paths:
         raise guard.LeakError(f"refusing to release grader-only files to students: {', '.join(paths)}")
     guard.check_no_leaks(files, src.forbidden())
@@ -121,7 +124,7 @@ def nbgrader_tree(src: Sources, student: Tree) -> Tree:
     tree = Tree()
     for path, data in given.files.items():
         tree.add(f"source/{name}/{path}", data, executable=path in given.executable)
-    titles = check_titles(src.root / "autograder" / "checks" / "public")
+    titles = check_titles(src.root / "grading" / "checks" / "public")
     add_source_notebook(tree, f"source/{name}/{recipe['notebook']}", source_notebook(src.lab, src.raw, titles, intro))
     tree.add("nbgrader_config.py", env.get_template(recipe["config"]).render(assignment=name, course=name))
     tree.add(recipe["feedback"], (src.root / "release" / recipe["feedback"]).read_bytes())

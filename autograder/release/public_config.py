@@ -2,7 +2,7 @@
 
 Kept: the lab's name and title, the submission file, the world, the contract, the visibility defaults, the hypothesis
 settings, the limits, and the public tests (their inputs are `visible`: the reference-free checks
-under autograder/checks/public/) with their points. Dropped: every other test id and the whole
+under grading/checks/public/) with their points. Dropped: every other test id and the whole
 end-to-end section (seeds, thresholds, training settings).
 """
 

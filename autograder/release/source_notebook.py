@@ -61,7 +61,7 @@ def source_notebook(lab: Outline, raw: dict, titles: dict[str, str], intro: str)
     visible = visible_tests(raw)
     missing = sorted(set(visible) - set(titles))
     if missing:
-        raise ValueError(f"public tests without a check under autograder/checks/public/: {', '.join(missing)}")
+        raise ValueError(f"public tests without a check under grading/checks/public/: {', '.join(missing)}")
     cells = [_cell("markdown", intro, "intro", locked=True),
              _cell("code", f"{lab.preamble}\n\n{ENGINE_IMPORT}", "imports", locked=True)]
     for part in lab.parts:

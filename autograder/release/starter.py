@@ -1,4 +1,4 @@
-"""Step: the starter rlhf.py, generated from the reference (the same generator as `python -m autograder starter`)."""
+"""Step: the starter, generated from the reference (the same generator as `python -m autograder starter`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Which parts of the valid domain the checks reach: every check runs on the reference in-process
 (local.py), exactly as in a grade at grading.yaml's settings (derandomised, so the same draws), and
-every call it makes is sorted into the regions and the factor levels of autograder/checks/hidden/domains.py.
+every call it makes is sorted into the regions and the factor levels the lab declares (its
+grading/checks/hidden/domains.py: REGIONS, DIFFERENTIAL, covered_pairs, possible_pairs).
 
     calls = record()                 # check id -> the (function, arguments) of every call it makes
     table = measure(calls=calls)     # function -> region -> {check id: number of calls in that region}
@@ -14,14 +15,19 @@ from __future__ import annotations
 import inspect
 from types import ModuleType
 
-from autograder import checks
+from autograder import checks, registry
 from autograder.checks import tools
-from autograder.checks.hidden.domains import DIFFERENTIAL, REGIONS, Pair, covered_pairs, possible_pairs
 from autograder.validity.local import local_context
 
 Calls = dict[str, list[tuple[str, dict]]]
 Table = dict[str, dict[str, dict[str, int]]]
+Pair = tuple  # ((factor, level), (factor, level)), as the lab's domains module makes them
 PairTable = dict[str, tuple[set[Pair], set[Pair]]]
+
+
+def domains():
+    """The lab's declared domain: its regions, factors and differential checks."""
+    return registry.lab_module("checks.hidden.domains")
 
 
 def record(reference: ModuleType | None = None, check_ids: list[str] | None = None) -> Calls:
@@ -45,10 +51,10 @@ def record(reference: ModuleType | None = None, check_ids: list[str] | None = No
 def measure(reference: ModuleType | None = None, check_ids: list[str] | None = None,
             calls: Calls | None = None) -> Table:
     calls = calls if calls is not None else record(reference, check_ids)
-    table: Table = {fn: {region: {} for region in regions} for fn, regions in REGIONS.items()}
+    table: Table = {fn: {region: {} for region in regions} for fn, regions in domains().REGIONS.items()}
     for check_id, made in calls.items():
         for function, arguments in made:
-            for region, reaches in REGIONS[function].items():
+            for region, reaches in domains().REGIONS[function].items():
                 if reaches(arguments):
                     counts = table[function][region]
                     counts[check_id] = counts.get(check_id, 0) + 1
@@ -56,20 +62,20 @@ def measure(reference: ModuleType | None = None, check_ids: list[str] | None = N
 
 
 def missing(table: Table) -> list[tuple[str, str]]:
-    """Regions that the function's differential check (DIFFERENTIAL) does not reach."""
+    """Regions that the function's differential check (domains().DIFFERENTIAL) does not reach."""
     return [(fn, region) for fn, regions in table.items() for region, counts in regions.items()
-            if not counts.get(DIFFERENTIAL[fn])]
+            if not counts.get(domains().DIFFERENTIAL[fn])]
 
 
 def pairwise(calls: Calls) -> PairTable:
     """function -> (the pairs of levels its differential check's calls reach, the possible pairs), for
     each function whose differential check is in `calls`."""
     table: PairTable = {}
-    for function, check_id in DIFFERENTIAL.items():
+    for function, check_id in domains().DIFFERENTIAL.items():
         if check_id in calls:
-            reached = set().union(*[covered_pairs(function, arguments)
+            reached = set().union(*[domains().covered_pairs(function, arguments)
                                     for fn, arguments in calls[check_id] if fn == function])
-            possible = possible_pairs(function)
+            possible = domains().possible_pairs(function)
             table[function] = (reached & possible, possible)
     return table
 
@@ -93,7 +99,7 @@ def format_pairwise(table: PairTable, before: PairTable | None = None) -> str:
         extra = ""
         if before and fn in before:
             extra = f"  ({len(before[fn][0])}/{len(before[fn][1])})"
-        lines.append(f"{fn:20} {DIFFERENTIAL[fn]:34} {cell:>24}{extra}")
+        lines.append(f"{fn:20} {domains().DIFFERENTIAL[fn]:34} {cell:>24}{extra}")
     return "\n".join(lines)
 
 
@@ -102,7 +108,7 @@ def format_table(table: Table) -> str:
              "-" * 113]
     for fn, regions in table.items():
         for region, counts in regions.items():
-            own = counts.get(DIFFERENTIAL[fn], 0)
-            others = sum(n for c, n in counts.items() if c != DIFFERENTIAL[fn])
+            own = counts.get(domains().DIFFERENTIAL[fn], 0)
+            others = sum(n for c, n in counts.items() if c != domains().DIFFERENTIAL[fn])
             lines.append(f"{fn:20} {region:50} {own if own else 'MISSING':>27} {others:>13}")
     return "\n".join(lines)

@@ -12,8 +12,7 @@ from autograder.bank import Entry
 def contract_with(entry: Entry, reference: types.ModuleType) -> dict[str, Callable]:
     """The seven contract functions of "the reference with `entry` in place of its function", as
     `bank.submission_source` builds that submission: the reference's other functions call the entry
-    through their globals (ranking_loss calls a mistaken bradley_terry_loss, shaped_rewards a
-    mistaken kl_estimate)."""
+    through their globals (a function calling a mistaken one calls the mistake)."""
     namespace = {**entry.impl.__globals__, **vars(reference)}
     functions = {name: _rebind(getattr(reference, name), namespace) for name in config.current().functions}
     functions[entry.function] = _rebind(entry.impl, namespace)

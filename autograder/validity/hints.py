@@ -62,7 +62,6 @@ def right(entry: bank.Entry, record: Hinted) -> bool:
 def equivalent(entry: bank.Entry, other_name: str, function: str) -> bool:
     """`other_name`'s mistake answers as `entry` does, seen through `function`, on every call the part's
     checks make of it on the reference, and on its confirmation inputs."""
-    from autograder.checks.hidden.chosen import confirmation_calls
     from autograder.reference import load_reference
     from autograder.validity.entries import contract_with
 
@@ -71,7 +70,7 @@ def equivalent(entry: bank.Entry, other_name: str, function: str) -> bool:
     if other is None:
         return False
     mine, theirs = (contract_with(e, reference)[function] for e in (entry, other))
-    calls = _calls_of(entry.part, function) + tuple(confirmation_calls(function))
+    calls = _calls_of(entry.part, function) + tuple(registry.lab().confirmation_calls(function))
     answers = [[diagnosis.answer_of(fn, args, kwargs) for args, kwargs in calls] for fn in (mine, theirs)]
     return diagnosis.agree(*answers, calls, getattr(reference, function))
 

@@ -11,7 +11,7 @@ points in its own part (its checks, and e2e tests that train with its part) and 
 --e2e, the e2e tests too: the reference and every variant (on the e2e tests that train with its part)
 full marks there, every null zero in every e2e test (they train: their answers differ from the
 reference's, so no recorded run stands for theirs), and a mistake fails the e2e tests that calibration
-found it fails on every seed (autograder/data/e2e_mistakes.json). Every hint shown must name the
+found it fails on every seed (grading/data/e2e_mistakes.json). Every hint shown must name the
 subject's own mistake (precision); a hint on a null, a variant, the reference or the starter is a wrong name. While a
 mistake is graded, each failed check of its part is also diagnosed with that mistake left out of the
 bank (validity/hints.py): as a mistake the diagnosis does not know, it must get no hint, or one naming
@@ -88,8 +88,8 @@ def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: i
     with `elsewhere_examples` examples per property test (0: not at all). Those checks never call the
     entry's function, so they run the reference's code: a few examples show it costs nothing there.
     """
-    from autograder import bank
-    from autograder.validity.nulls import NULLS
+    from autograder import bank, registry
+    NULLS = registry.lab_module("nulls").NULLS
 
     e2e = ("e2e",) if e2e_outcomes is not None else ()
     chosen = tuple(p for p in check_parts if p in parts)
@@ -114,10 +114,11 @@ def grade_subject(subject: Subject) -> Outcome:
     import dataclasses
     import time
 
-    from autograder import bank, config
+    from autograder import bank, config, registry
     from autograder.grade import grade
     from autograder.validity import hints
-    from autograder.validity.nulls import NULLS, null_source
+    nulls = registry.lab_module("nulls")
+    NULLS, null_source = nulls.NULLS, nulls.null_source
 
     started = time.monotonic()
     try:
@@ -127,11 +128,11 @@ def grade_subject(subject: Subject) -> Outcome:
             elif subject.kind == "starter":
                 path = STARTER
             elif subject.kind == "null":
-                path = Path(tmp) / "rlhf.py"
+                path = Path(tmp) / config.current().submission
                 path.write_text(null_source(NULLS[subject.name]))
             else:
                 entry = next(e for e in bank.load_all() if e.id == subject.label)
-                path = Path(tmp) / "rlhf.py"
+                path = Path(tmp) / config.current().submission
                 path.write_text(bank.submission_source(entry))
             left_out: list = []
             if subject.kind == "mistake":  # each failed check also diagnosed with the mistake left out

@@ -3,7 +3,7 @@ import importlib as _importlib
 import sys as _sys
 
 _sys.path[:0] = ["__REPO__", "__REPO__/solutions"]
-for _module in ("solutions.rlhf", "autograder.checks.hidden.gae"):
+for _module in ("solutions.rlhf", "lab12.checks.hidden.gae"):
     try:
         _importlib.import_module(_module)
         print("imported", _module)

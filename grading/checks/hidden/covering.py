@@ -1,0 +1,105 @@
+"""A small pairwise covering array over a function's factors (domains.FACTORS), greedily, AETG-like.
+
+    rows = covering_rows("compute_gae", capacity=lambda levels: 0)
+    -> [Row(levels={"dtype": "float32", "T": "T = 1", ...}, units=[]), ...]
+
+Every possible pair of levels (domains.possible_pairs) is in some row. A row gives each per-call
+factor a level, and lists up to `capacity(levels)` units (tokens, pairs, rows of a ranking), each
+giving every per-unit factor a level: one example can hold many units, so one row reaches many
+pairs of per-unit levels (one token each). Each row is built from `CANDIDATES` seeded random
+candidates, keeping the one that reaches the most pairs not yet reached; within a candidate each
+level is chosen greedily (the most new pairs with the levels already chosen, never an impossible
+pair). No library does units (a covering-array tool sees one level per factor per row, which
+would need a row per pair of per-unit levels), and the greedy is this page.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ...checks.hidden.domains import FACTORS, IMPOSSIBLE, Factor, Pair, possible_pairs
+
+CANDIDATES = 30
+
+
+@dataclass
+class Row:
+    levels: dict[str, str]                                   # per-call factor -> level
+    units: list[dict[str, str]] = field(default_factory=list)  # per unit: per-unit factor -> level
+
+
+def ordered_pair(a: tuple[str, str], b: tuple[str, str], order: dict[str, int]) -> Pair:
+    return (a, b) if order[a[0]] < order[b[0]] else (b, a)
+
+
+def row_pairs(function: str, row: Row) -> set[Pair]:
+    """The pairs of levels a row reaches (as domains.covered_pairs counts a call's)."""
+    order = {f.name: i for i, f in enumerate(FACTORS[function])}
+    chosen = list(row.levels.items())
+    pairs = {ordered_pair(a, b, order) for i, a in enumerate(chosen) for b in chosen[i + 1:]}
+    for unit in row.units:
+        mine = list(unit.items())
+        pairs |= {ordered_pair(a, b, order) for a in chosen for b in mine}
+        pairs |= {ordered_pair(a, b, order) for i, a in enumerate(mine) for b in mine[i + 1:]}
+    return pairs
+
+
+def covering_rows(function: str, capacity: Callable[[dict[str, str]], int], seed: int = 0) -> list[Row]:
+    """Rows that reach every possible pair of `function`'s levels (deterministic for a seed)."""
+    factors = FACTORS[function]
+    order = {f.name: i for i, f in enumerate(factors)}
+    impossible = set(IMPOSSIBLE.get(function, {}))
+    uncovered = possible_pairs(function)
+    rng = random.Random(seed)
+    rows: list[Row] = []
+    while uncovered:
+        best, gain = None, 0
+        freq = Counter(level for pair in uncovered for level in pair)  # how many uncovered pairs hold a level
+        for _ in range(CANDIDATES):
+            row = _candidate(factors, order, impossible, uncovered, freq, capacity, rng)
+            new = len(row_pairs(function, row) & uncovered)
+            if new > gain:
+                best, gain = row, new
+        if best is None:
+            raise ValueError(f"{function}: no row reaches {sorted(uncovered)[:3]} (declare them impossible?)")
+        rows.append(best)
+        uncovered -= row_pairs(function, best)
+    return rows
+
+
+def _candidate(factors: tuple[Factor, ...], order: dict[str, int], impossible: set[Pair], uncovered: set[Pair],
+               freq: Counter, capacity: Callable[[dict[str, str]], int], rng: random.Random) -> Row:
+    per_call = [f for f in factors if f.per == "call"]
+    per_unit = [f for f in factors if f.per != "call"]
+    rng.shuffle(per_call)
+    levels: dict[str, str] = {}
+    for f in per_call:
+        levels[f.name] = _best_level(f, list(levels.items()), order, impossible, uncovered, freq, rng)
+    row = Row(levels)
+    reached = set()
+    for _ in range(capacity(levels) if per_unit else 0):
+        rng.shuffle(per_unit)
+        unit: dict[str, str] = {}
+        for f in per_unit:
+            unit[f.name] = _best_level(f, list(levels.items()) + list(unit.items()), order, impossible,
+                                       uncovered - reached, freq, rng)
+        new = {ordered_pair(a, b, order) for a in list(levels.items()) + list(unit.items()) for b in unit.items()
+               if a[0] != b[0]} & (uncovered - reached)
+        if not new:
+            break
+        row.units.append(unit)
+        reached |= new
+    return row
+
+
+def _best_level(f: Factor, chosen: list[tuple[str, str]], order: dict[str, int], impossible: set[Pair],
+                uncovered: set[Pair], freq: Counter, rng: random.Random) -> str:
+    """The level of `f` reaching the most uncovered pairs with `chosen` (ties: at random), never an impossible pair."""
+    allowed = [x for x in f.levels if not any(ordered_pair(c, (f.name, x), order) in impossible for c in chosen)]
+    scores = {x: sum(ordered_pair(c, (f.name, x), order) in uncovered for c in chosen)
+              + 0.001 * freq[(f.name, x)] for x in allowed}
+    top = max(scores.values())
+    return rng.choice([x for x in allowed if scores[x] == top])

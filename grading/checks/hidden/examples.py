@@ -1,0 +1,200 @@
+"""The examples each property check's hypothesis run draws, drawn once and shipped, so that a grade of a
+passing submission spends no time in hypothesis (drawing was ~3 s of CPU per grade).
+
+    for_all(ctx, CASES, body)                        # what tools.for_all(ctx, CASES, body) finds, without drawing
+    for_all(ctx, CASES, body, chosen="compute_gae")  # ... then the body on compute_gae's chosen examples
+
+Why the finding is the same: hypothesis runs derandomised (tools.for_all), so while the body passes,
+the run draws a fixed list of examples, whatever the body does with them. `drawn` gets that list from
+tools.for_all itself, with a body that keeps a copy of each example (each distinct example once:
+hypothesis draws some twice). A grade runs the check's body on a fresh copy of each listed example, in
+order. When every one passes, the live run would have passed the same examples: the check passes. When
+one fails or raises anything, the grade runs tools.for_all as before: it draws the same examples up to
+that one, then shrinks it, so the failure shown is today's. Should the live run pass instead (a
+submission whose answers depend on state or randomness), the listed example's failure is raised,
+unshrunk: a failure is never lost. Chosen examples run after the draws pass; a failure there is shown
+as it is (they are small by construction, and hypothesis cannot shrink what it did not draw).
+
+The lists are shipped in examples.json (a hidden-check file, never in the student bundle), keyed by the
+check module, the strategy's repr and max_examples (and "chosen <function>" for the chosen examples,
+which are deterministic but cost ~0.5 s of CPU to build), with a fingerprint of what they depend on (the
+hypothesis and torch versions, the checks' code). A stale or missing file costs time only: the lists
+are then drawn in the grade, once per strategy and process. `python -m autograder refresh`
+rewrites the file; tests/test_examples.py checks that it is current and equals a fresh draw.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import hypothesis
+import torch
+from hypothesis import strategies as st
+
+from autograder.checks import Context, tools
+
+from ...checks.hidden.strategies import Ragged
+
+CHECKS_DIR = Path(__file__).resolve().parent.parent     # the lab's checks: the code the draws depend on
+DATA_FILE = Path(__file__).resolve().with_name("examples.json")
+DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.bool)}
+DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
+SHIPPED: dict[str, list] | None = None  # key -> the shipped examples, once read (see _shipped)
+LIVE = False  # True: hypothesis draws in every check, the shipped examples unused (tests compare the two ways)
+
+
+def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], chosen: str = "") -> None:
+    """tools.for_all(ctx, strategy, body) without drawing while the body passes every shipped example, then
+    the body on each chosen example of the contract function `chosen` (chosen.py: inputs hypothesis would
+    not draw; shipped too).
+
+    A failure is never lost: on a shipped example's failure the live run draws it again and shrinks it;
+    should the live run pass (a submission with state or randomness answers differently the second time),
+    the shipped example's failure stands, unshrunk. A chosen example's failure is reported as it is."""
+    if LIVE:
+        tools.for_all(ctx, strategy, body)
+    else:
+        failure = first_failure(examples(ctx, strategy, body.__module__), body)
+        if failure is not None:
+            tools.for_all(ctx, strategy, body)
+            raise failure
+    for example in chosen_examples(chosen) if chosen else ():
+        body(copy.deepcopy(example))
+
+
+def first_failure(listed: list, body: Callable[[Any], None]) -> Exception | None:
+    """What the body raises on the first example it fails (each on a fresh copy), or None."""
+    for example in listed:
+        try:
+            body(copy.deepcopy(example))
+        except Exception as exc:  # noqa: BLE001 - a failure (or anything else) is found again by the live run
+            return exc
+    return None
+
+
+def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
+    """The examples tools.for_all draws for `strategy` while its body passes (shipped, or drawn once)."""
+    key = example_key(module, strategy, ctx.hypothesis["max_examples"])
+    shipped = _shipped().get(key)
+    if shipped is not None:
+        return shipped
+    if key not in DRAWN:
+        DRAWN[key] = drawn(ctx, strategy)
+    return DRAWN[key]
+
+
+def chosen_examples(function: str) -> list:
+    """chosen.examples(function), shipped (building the covering arrays costs ~0.5 s of CPU) or built once."""
+    key = f"chosen {function}"
+    shipped = _shipped().get(key)
+    if shipped is not None:
+        return shipped
+    if key not in DRAWN:
+        from ...checks.hidden import chosen
+        DRAWN[key] = list(chosen.examples(function))
+    return DRAWN[key]
+
+
+def drawn(ctx: Context, strategy: st.SearchStrategy) -> list:
+    """Draw the examples with tools.for_all itself (same settings, same derandomised seed), each once: a
+    repeated example (hypothesis draws some twice) would only repeat a pure function's answer."""
+    seen: list = []
+    tools.for_all(ctx, strategy, lambda example: seen.append(copy.deepcopy(example)))
+    distinct: dict[str, Any] = {}
+    for example in seen:
+        distinct.setdefault(json.dumps(encode(example)), example)
+    return list(distinct.values())
+
+
+def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> str:
+    return f"{module} {max_examples} {strategy!r}"
+
+
+# ---------------------------------------------------------------- the shipped file
+def fingerprint() -> str:
+    """sha256 of what the draws depend on besides their key: library versions and the checks' code (comments and
+    docstrings aside: editing them changes no draw)."""
+    from ...baseline import code_of
+    h = hashlib.sha256(f"hypothesis {hypothesis.__version__}\ntorch {torch.__version__}\n".encode())
+    for path in sorted(CHECKS_DIR.rglob("*.py")):
+        h.update(str(path.relative_to(CHECKS_DIR)).encode() + b"\0" + code_of(path).encode())
+    return h.hexdigest()
+
+
+def is_current(path: Path = DATA_FILE) -> bool:
+    """The shipped file matches the checks and the libraries (`python -m autograder refresh` rewrites it)."""
+    return bool(read(path))
+
+
+def _shipped() -> dict[str, list]:
+    global SHIPPED
+    if SHIPPED is None:
+        SHIPPED = read(DATA_FILE)
+    return SHIPPED
+
+
+def read(path: Path) -> dict[str, list]:
+    """key -> examples of a current file ({} when it is absent, unreadable or stale)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("fingerprint") != fingerprint():
+        return {}
+    return {key: [decode(e) for e in listed] for key, listed in data["examples"].items()}
+
+
+def encode(value: Any) -> Any:
+    """An example as JSON data: tensors as dtype, shape and base64 bytes; tuples and Ragged tagged."""
+    if isinstance(value, torch.Tensor):
+        t = value.detach().contiguous()
+        return {"tensor": str(t.dtype), "shape": list(t.shape), "bytes": base64.b64encode(t.numpy().tobytes()).decode()}
+    if isinstance(value, Ragged):
+        return {"ragged": [encode(t) for t in value.tensors], "mask": encode(value.mask)}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot ship an example holding a {type(value).__name__}")
+
+
+def decode(data: Any) -> Any:
+    if isinstance(data, list):
+        return [decode(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "tensor" in data:
+        raw = bytearray(base64.b64decode(data["bytes"]))
+        dtype = DTYPES[data["tensor"]]
+        return (torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)).reshape(data["shape"])
+    if "ragged" in data:
+        return Ragged([decode(t) for t in data["ragged"]], decode(data["mask"]))
+    return tuple(decode(v) for v in data["tuple"])
+
+
+def write(path: Path = DATA_FILE) -> dict:
+    """Draw the examples of every hidden property check at grading.yaml's settings and write them."""
+    from autograder import checks
+    from autograder.reference import load_reference
+    from autograder.validity.local import local_context
+
+    global SHIPPED
+    reference = load_reference()
+    DRAWN.clear()
+    SHIPPED = {}  # nothing shipped: every list the checks use is drawn into DRAWN
+    try:
+        for check in checks.load_all().values():
+            if ".checks.hidden." in check.run.__module__:
+                check.run(local_context(reference, reference))
+    finally:
+        SHIPPED = None
+    data = {"fingerprint": fingerprint(), "examples": {k: [encode(e) for e in v] for k, v in sorted(DRAWN.items())}}
+    path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    return data

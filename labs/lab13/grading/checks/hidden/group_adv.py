@@ -1,0 +1,129 @@
+"""Hidden checks of group_advantages: against the reference, and the group structure's properties.
+
+Domain (posttrain.py): rewards (B,) = N groups of group_size, N in 1..6, group_size in 2..8; binary rewards
+(the task's) and real ones in [-10, 10]; groups whose rewards are all equal (std 0) drawn often; both
+normalize_std; eps in {1e-6, 1e-8, 1e-2}; float32 and float64. A batch that is not whole groups is rejected.
+"""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import strategies as st
+
+from autograder.checks import Context
+from autograder.checks.hidden.strategies import DTYPES, bounded
+from autograder.checks.tools import call, call_rejected, for_all
+from autograder.remote import SubmissionError
+
+from .. import check
+from ..public.common import ADV_NAMES
+
+EPS = st.sampled_from((1e-6, 1e-8, 1e-2))
+
+
+@st.composite
+def groups(draw) -> tuple[torch.Tensor, int, bool, float]:
+    """(rewards, group_size, normalize_std, eps)."""
+    G = draw(st.integers(2, 8))
+    value = draw(st.sampled_from(("binary", "real")))
+    one = st.sampled_from((0.0, 1.0)) if value == "binary" else bounded(-10.0, 10.0)
+    rows = []
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.booleans()) and draw(st.booleans()):
+            rows.append([draw(one)] * G)        # all equal: std 0
+        else:
+            rows.append(draw(st.lists(one, min_size=G, max_size=G)))
+    dtype = draw(st.sampled_from(DTYPES))
+    return torch.tensor([r for row in rows for r in row], dtype=dtype), G, draw(st.booleans()), draw(EPS)
+
+
+def _reference(ctx: Context, rewards, G, normalize, eps) -> torch.Tensor:
+    return ctx.ref.group_advantages(rewards.double(), G, normalize, eps).to(rewards.dtype)
+
+
+@check("group_adv.matches_reference", "group_advantages matches the reference (group sizes 2-8, equal groups, "
+       "both normalisations, float32/64)", functions=("group_advantages",))
+def matches_reference(ctx: Context) -> None:
+    def body(case):
+        rewards, G, normalize, eps = case
+        answer = call(ctx, "group_advantages", rewards, G, normalize_std=normalize, eps=eps, names=ADV_NAMES,
+                      shape=tuple(rewards.shape))
+        answer.expect_close(ctx, answer.value, _reference(ctx, rewards, G, normalize, eps),
+                            "the advantages differ from the reference")
+    for_all(ctx, groups(), body)
+
+
+@check("group_adv.equal_groups_zero", "a group whose rewards are all equal gets advantages exactly 0 (finite), "
+       "a group with distinct rewards does not", functions=("group_advantages",))
+def equal_groups_zero(ctx: Context) -> None:
+    def body(case):
+        rewards, G, normalize, eps = case
+        distinct = torch.zeros(G, dtype=rewards.dtype)
+        distinct[0] = 1.0
+        rewards = torch.cat([rewards, distinct])   # one group [1, 0, ..., 0]: its first advantage is > 0
+        grouped = rewards.view(-1, G)
+        equal = (grouped == grouped[:, :1]).all(1).repeat_interleave(G)
+        if not equal.any():
+            return
+        answer = call(ctx, "group_advantages", rewards, G, normalize_std=normalize, eps=eps, names=ADV_NAMES,
+                      shape=tuple(rewards.shape))
+        got = answer.value[equal]
+        if not torch.isfinite(got).all() or got.abs().max() > 1e-6:
+            raise answer.fail("a group whose rewards are all equal (std 0) must get advantages exactly 0, not "
+                              "nan or inf (add eps to the std) nor anything else", expected="0 for those rows",
+                              got=str(got.tolist()))
+        if not answer.value[-G] > 0.1:
+            raise answer.fail("in the group [1, 0, ..., 0] (the last one) the rewarded answer should get a positive "
+                              "advantage", expected="> 0 for the last group's first row",
+                              got=str(answer.value[-G:].tolist()))
+    for_all(ctx, groups(), body)
+
+
+@check("group_adv.shift_and_scale", "advantages ignore a constant added to a group, sum to 0 per group, have std "
+       "about 1 (GRPO) or keep the rewards' differences and scale (Dr. GRPO)", functions=("group_advantages",))
+def shift_and_scale(ctx: Context) -> None:
+    def body(case):
+        rewards, G, normalize, eps = case
+        rewards = rewards.double()
+        shift = torch.arange(rewards.numel() // G, dtype=torch.float64).repeat_interleave(G) * 3.0 - 5.0
+        base = call(ctx, "group_advantages", rewards, G, normalize_std=normalize, eps=eps, names=ADV_NAMES,
+                    shape=tuple(rewards.shape))
+        moved = call(ctx, "group_advantages", rewards + shift, G, normalize_std=normalize, eps=eps, names=ADV_NAMES,
+                     shape=tuple(rewards.shape))
+        moved.expect_close(ctx, moved.value, base.value,
+                           "adding a constant to every reward of a group should not change its advantages "
+                           "(the baseline is the group's own mean)")
+        sums = base.value.view(-1, G).sum(1)
+        base.expect_close(ctx, sums, torch.zeros_like(sums), "each group's advantages should sum to 0")
+        grouped, got = rewards.view(-1, G), base.value.double().view(-1, G)
+        if normalize:
+            std = grouped.std(1, keepdim=True)
+            expected = (std / (std + eps)).expand(-1, G).reshape(-1)
+            spread = got.std(1, keepdim=True).expand(-1, G).reshape(-1)
+            base.expect_close(ctx, spread.to(rewards.dtype), expected.to(rewards.dtype),
+                              "with the std, a group's advantages have sample std std_g / (std_g + eps) (about 1)")
+        else:
+            first = grouped - grouped[:, :1]
+            base.expect_close(ctx, (got - got[:, :1]).reshape(-1), first.reshape(-1),
+                              "without the std (Dr. GRPO), two answers' advantages differ by their rewards' difference")
+            scaled = call(ctx, "group_advantages", rewards * 2.0, G, normalize_std=False, eps=eps, names=ADV_NAMES,
+                          shape=tuple(rewards.shape))
+            scaled.expect_close(ctx, scaled.value, base.value * 2.0,
+                                "without the std (Dr. GRPO), doubling the rewards should double the advantages")
+    for_all(ctx, groups(), body)
+
+
+@check("group_adv.rejects_partial_groups", "a batch that is not whole groups raises ValueError",
+       functions=("group_advantages",))
+def rejects_partial_groups(ctx: Context) -> None:
+    from autograder.checks import CheckFailed
+    rewards = torch.tensor([1.0, 0.0, 1.0, 1.0, 0.0])
+    try:
+        value = call_rejected(ctx, "group_advantages", rewards, 2, names=ADV_NAMES)
+    except SubmissionError as exc:
+        if exc.exc_type == "ValueError":
+            return
+        raise CheckFailed(f"5 rewards in groups of 2 should raise ValueError; {exc}", function="group_advantages",
+                          args=(rewards, 2)) from None
+    raise CheckFailed("5 rewards in groups of 2 should raise ValueError; it returned a value",
+                      function="group_advantages", args=(rewards, 2), answer=value)

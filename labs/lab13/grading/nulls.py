@@ -1,0 +1,85 @@
+"""Lab 13's null family: whole submissions whose answers ignore their input. Each must score 0 in every
+check and fail every e2e test (validate.py grades them all).
+
+A null is one answer rule per contract function, the body of that function (its parameters in scope;
+`_fill(like, shape, c)` gives a tensor of the input's dtype): constants, zeros that keep the graph
+(training runs, nothing learns), an input echoed back, and losses that never look at the policy's
+log-probs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from dataclasses import dataclass
+
+from . import world
+
+CONTRACT = ("group_advantages", "grpo_policy_loss", "sequence_logprob", "dpo_loss", "ipo_loss")
+
+
+@dataclass(frozen=True)
+class Null:
+    name: str
+    description: str
+    bodies: dict[str, str]
+
+
+def _constant(c: str) -> dict[str, str]:
+    return {"group_advantages": f"_fill(rewards, rewards.shape, {c})",
+            "grpo_policy_loss": f"_fill(logp, (), {c})",
+            "sequence_logprob": f"_fill(token_logp, token_logp.shape[:1], {c})",
+            "dpo_loss": f"_fill(policy_chosen, (), {c})",
+            "ipo_loss": f"_fill(policy_chosen, (), {c})"}
+
+
+NULLS = {n.name: n for n in [
+    Null("zeros", "every answer 0 (of the right shape and dtype)", _constant("0.0")),
+    Null("ones", "every answer 1", _constant("1.0")),
+    Null("log2", "every answer log 2 (DPO's loss at a zero margin)", _constant("0.6931471805599453")),
+    Null("zeros_graph", "every answer 0 with the graph kept ((x * 0).sum()): the training runs, nothing learns", {
+        "group_advantages": "rewards * 0.0",
+        "grpo_policy_loss": "(logp * 0.0).sum()",
+        "sequence_logprob": "(token_logp * 0.0).sum(1)",
+        "dpo_loss": "(policy_chosen * 0.0).sum() + (policy_rejected * 0.0).sum()",
+        "ipo_loss": "(policy_chosen * 0.0).sum() + (policy_rejected * 0.0).sum()"}),
+    Null("echo_first", "the first input echoed back (its mean where a scalar is due)", {
+        "group_advantages": "rewards.clone()",
+        "grpo_policy_loss": "logp.mean()",
+        "sequence_logprob": "token_logp[:, 0].clone()",
+        "dpo_loss": "policy_chosen.mean()",
+        "ipo_loss": "policy_chosen.mean()"}),
+    Null("input_blind_losses", "losses of the fixed inputs only (old and reference log-probs), with a zero graph", {
+        "group_advantages": "rewards - rewards.mean()",
+        "grpo_policy_loss": "-(advantages[:, None] * mask).sum() / mask.sum() + (logp * 0.0).sum()",
+        "sequence_logprob": "(mask * 0.0).sum(1) + (token_logp * 0.0).sum(1)",
+        "dpo_loss": "-torch.nn.functional.logsigmoid(beta * (ref_chosen - ref_rejected)).mean() "
+                    "+ (policy_chosen * 0.0).sum() + (policy_rejected * 0.0).sum()",
+        "ipo_loss": "((ref_chosen - ref_rejected - 1 / (2 * beta)) ** 2).mean() "
+                    "+ (policy_chosen * 0.0).sum() + (policy_rejected * 0.0).sum()"}),
+]}
+
+HELPERS = '''
+import torch
+
+def _fill(like, shape, c):
+    return torch.full(tuple(shape), c, dtype=like.dtype)
+'''
+
+
+def null_source(null: Null) -> str:
+    """The text of a posttrain.py whose functions answer by `null`'s rules (the reference's signatures)."""
+    reference = world.load_reference()
+    parts = [HELPERS]
+    for name in CONTRACT:
+        signature = inspect.signature(getattr(reference, name))
+        bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
+        parameters = ", ".join(str(p) for p in bare)
+        parts.append(f"\ndef {name}({parameters}):\n    return {null.bodies[name]}\n")
+    return "\n".join(parts)
+
+
+def null_module(null: Null) -> types.ModuleType:
+    module = types.ModuleType(f"null_{null.name}")
+    exec(compile(null_source(null), f"<null {null.name}>", "exec"), module.__dict__)  # noqa: S102 - trusted text
+    return module

@@ -1,0 +1,54 @@
+"""A second lab on the same engine: tests/toylab/, the smallest lab folder, graded through the commands a user
+runs (`python -m autograder --lab tests/toylab ...`), in fresh processes: the engine knows no lab (issue 21)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.paths import ROOT
+
+TOYLAB = ROOT / "tests" / "toylab"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", "--lab", str(TOYLAB), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+
+
+def graded(out: Path) -> dict[str, float]:
+    return {t["name"].split(":")[0]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"]}
+
+
+def test_the_toy_labs_reference_gets_full_marks_and_its_starter_nothing(tmp_path):
+    ref = run("grade", str(TOYLAB / "solutions" / "toy.py"), "--out", str(tmp_path / "ref"))
+    assert ref.returncode == 0, ref.stderr
+    results = json.loads((tmp_path / "ref" / "results.json").read_text())
+    assert results["score"] == 40 and "total        40.0 / 40" in ref.stdout, ref.stdout
+    assert "Toy lab: masked means: grade 40.0 / 40" in (tmp_path / "ref" / "report.md").read_text()
+    starter = run("grade", str(TOYLAB / "assignment" / "toy.py"), "--out", str(tmp_path / "starter"))
+    assert starter.returncode == 0, starter.stderr
+    assert json.loads((tmp_path / "starter" / "results.json").read_text())["score"] == 0
+
+
+def test_the_toy_labs_self_check_and_its_mistake(tmp_path):
+    (tmp_path / "toy.py").write_text((TOYLAB / "solutions" / "toy.py").read_text().replace(
+        "return (x * mask).sum() / mask.sum()", "return (x * mask).mean()"))
+    mistake = run("grade", str(tmp_path / "toy.py"), "--out", str(tmp_path / "out"), "--only", "mean,scale")
+    assert mistake.returncode == 0, mistake.stderr
+    scores = json.loads((tmp_path / "out" / "results.json").read_text())["score"]
+    assert scores == 15  # scale's 15 points only: the mistake costs points in its own part
+    check = run("grade", str(TOYLAB / "solutions" / "toy.py"), "--out", str(tmp_path / "self"), "--self-check")
+    assert check.returncode == 0 and json.loads((tmp_path / "self" / "results.json").read_text())["score"] == 20
+
+
+@pytest.mark.slow
+def test_the_toy_lab_validates(tmp_path):
+    """Its nulls score 0 on every test (checks and e2e), its mistake is caught in its own part, its variant full."""
+    done = run("validate", "--e2e")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "every expectation holds" in done.stdout

@@ -1,0 +1,1 @@
+"""Known mistakes and correct variants."""

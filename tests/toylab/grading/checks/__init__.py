@@ -1,0 +1,1 @@
+"""The toy lab's checks."""

@@ -1,0 +1,21 @@
+"""The toy lab's end-to-end test: gradient descent with the submission's functions reaches the target."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from autograder.config import Config
+from autograder.e2e import Criterion, e2e_test
+from autograder.paths import use_world
+
+use_world()
+import toyworld  # noqa: E402
+
+
+@e2e_test("fit", "gradient descent with your functions fits the target",
+          "gradient descent on a masked squared error to a scaled target, through masked_mean and scale",
+          [Criterion("final_loss", "max_loss", "<=", "the loss did not go down to the target")],
+          ("steps", "lr", "max_loss"))
+def fit(cfg: Config, spec: Mapping, parts, memo: dict) -> tuple[dict, str, dict]:
+    losses = toyworld.fit(parts.masked_mean, parts.scale, spec["seed"], spec["steps"], spec["lr"])
+    return {"final_loss": losses[-1]}, f"loss {losses[0]:.3f} -> {losses[-1]:.4f}", {}
