@@ -50,7 +50,7 @@ def error_reply(exc: BaseException, path: str) -> dict:
     try:  # a submission's exception class may define __str__ (and make it fail)
         message = str(exc)[:500]
         if isinstance(exc, SyntaxError) and exc.filename and os.path.abspath(exc.filename) == path:
-            line, message = exc.lineno, str(exc.msg)[:500]  # the line apart, not "expected ':' (rlhf.py, line 61)"
+            line, message = exc.lineno, str(exc.msg)[:500]  # the line apart, not "expected ':' (its file, line 61)"
     except BaseException:  # noqa: BLE001
         message = "(its message could not be read)"
     return {"ok": False, "error": {"kind": "raised", "type": str(type(exc).__name__)[:100],
