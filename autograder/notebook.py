@@ -1,6 +1,6 @@
 """A notebook submission (.ipynb) as the module source the grader runs.
 
-    source = notebook_to_source(Path("rlhf.ipynb"))       # str: a module with the notebook's definitions
+    source = notebook_to_source(Path("lab.ipynb"))        # str: a module with the notebook's definitions
     path, cells = notebook_to_module_file(Path("lab.ipynb"))   # written to a temporary submission file; its line map
     source = cells_to_source(["import torch", "def f(): ..."], "a kernel's history")   # the same, from cells
 
