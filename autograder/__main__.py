@@ -17,6 +17,7 @@ from pathlib import Path
 
 from autograder import paths
 from autograder.commands.common import EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
+from autograder.config import ConfigError
 
 COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "refresh", "starter")  # + the lab's own
 DESCRIPTION = "Grade a lab's submissions, one or a whole class, and build what students and graders get."
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops a command like Ctrl-C does
     try:
         return module.main(args)
-    except CommandError as exc:
+    except (CommandError, ConfigError) as exc:  # a lab's grading.yaml found wrong once a command runs
         return report_error(str(exc))
     except KeyboardInterrupt:
         print(f"interrupted: {getattr(module, 'INTERRUPTED', 'stopped; nothing was left behind')}", file=sys.stderr)

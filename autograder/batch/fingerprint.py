@@ -13,19 +13,22 @@ import hashlib
 import json
 from pathlib import Path
 
-from autograder.paths import ASSIGNMENT, GRADING_YAML, REFERENCE, ROOT, WORLD_FILES
+from autograder.paths import ASSIGNMENT, ENGINE, GRADING, GRADING_YAML, LAB, REFERENCE, WORLD_FILES
 
-PACKAGE = ROOT / "autograder"
+PACKAGE = ENGINE
 # Files of the package that cannot change a grade: the batch runner, the commands and the class report.
 GRADE_NEUTRAL = ("batch/", "commands/", "__main__.py", "templates/class_report.html.j2")
 
 
 def grader_files() -> list[Path]:
-    """The files whose bytes make the grader's version, in a fixed order."""
-    package = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix != ".pyc"
-                     and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(PACKAGE).parts)
-                     and not p.relative_to(PACKAGE).as_posix().startswith(GRADE_NEUTRAL))
-    return [*package, REFERENCE, GRADING_YAML, *(ASSIGNMENT / name for name in WORLD_FILES)]
+    """The files whose bytes make the grader's version, in a fixed order: the engine's (but those that cannot
+    change a grade), the lab's grading/ package, its reference, grading.yaml and world."""
+    def files(folder: Path) -> list[Path]:
+        return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix != ".pyc"
+                      and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(folder).parts))
+    engine = [p for p in files(PACKAGE) if not p.relative_to(PACKAGE).as_posix().startswith(GRADE_NEUTRAL)]
+    lab = files(GRADING) if GRADING.is_dir() else []
+    return [*engine, *lab, REFERENCE, GRADING_YAML, *(ASSIGNMENT / name for name in WORLD_FILES)]
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,7 +37,8 @@ def grader_version() -> str:
     digest = hashlib.sha256()
     for path in grader_files():
         data = path.read_bytes() if path.is_file() else b"<absent>"
-        label = path.relative_to(ROOT).as_posix().encode()
+        label = (f"engine/{path.relative_to(ENGINE).as_posix()}" if path.is_relative_to(ENGINE)
+                 else f"lab/{path.relative_to(LAB).as_posix()}").encode()
         digest.update(len(label).to_bytes(8, "big") + label + len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()
 
