@@ -52,3 +52,16 @@ def test_the_toy_lab_validates(tmp_path):
     done = run("validate", "--e2e")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "every expectation holds" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_toy_lab_grades_a_class(tmp_path):
+    """grade-all: one row per student, each part's points from the toy lab's grading.yaml."""
+    for student, source in (("ada", TOYLAB / "solutions" / "toy.py"), ("bob", TOYLAB / "assignment" / "toy.py")):
+        (tmp_path / "class" / student).mkdir(parents=True)
+        (tmp_path / "class" / student / "toy.py").write_text(source.read_text())
+    done = run("grade-all", str(tmp_path / "class"), "--out", str(tmp_path / "grades"), "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    rows = (tmp_path / "grades" / "gradebook.csv").read_text().splitlines()
+    assert rows[0].startswith("student,name,email,sid,mean,scale,e2e,total,max_total,status")
+    assert rows[1].startswith("ada,,,,15,15,10,40,40,graded") and rows[2].startswith("bob,,,,0,0,0,0,40,")
