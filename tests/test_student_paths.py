@@ -18,7 +18,7 @@ STUDENT_FILES = ("results.json", "report.md", "report.html")
 
 def staff_paths(tmp_path: Path) -> list[str]:
     """Absolute paths only the staff's machine has: the class and grades folders, the grader's repository."""
-    return [str(tmp_path), str(ROOT), str(Path.home()) + "/", "lab12-notebook-", "lab12-batch-"]
+    return [str(tmp_path), str(ROOT), str(Path.home()) + "/", "autograder-notebook-", "autograder-batch-"]
 
 
 def graded_class(tmp_path: Path) -> Path:
@@ -65,4 +65,4 @@ def test_the_nbgrader_feedback_page_holds_no_staff_path(tmp_path, student):
     page = json.dumps(nb)
     leaked = [p for p in staff_paths(tmp_path) if p in page]
     assert not leaked, f"the feedback page holds {leaked}"
-    assert ("lab12-report" in page) == (student == "bob")
+    assert ("grade-report" in page) == (student == "bob")
