@@ -12,12 +12,12 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from autograder.checks import CheckFailed, Context
-from autograder.checks.hidden.strategies import LOG_RATIOS, ragged_ranges
+from autograder.checks import CheckFailed, Context, check
+from .strategies import LOG_RATIOS, ragged_ranges
 from autograder.checks.tools import Answer, call, call_rejected, for_all, tolerances
 from autograder.remote import SubmissionError
 
-from .. import check
+
 from ..public.common import GRPO_NAMES, expect_grad, grad_of
 
 AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "token_sum_norm")
