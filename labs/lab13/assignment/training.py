@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Callable
 
-import torch
-
 import tinylm
+import torch
 from lab_helpers import collect_rankings, gold_score
 
 CONTRACT = ("group_advantages", "grpo_policy_loss", "sequence_logprob", "dpo_loss", "ipo_loss")

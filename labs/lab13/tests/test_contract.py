@@ -4,10 +4,10 @@ the starter and every null get none; the world files are Lab 12's, reused."""
 from __future__ import annotations
 
 import pytest
+from labs.lab13.grading.local import config, run_checks
 
 from autograder.starter import strip_solutions
 from labs.lab13.grading import world
-from labs.lab13.grading.local import config, run_checks
 from labs.lab13.grading.nulls import NULLS, null_module
 
 

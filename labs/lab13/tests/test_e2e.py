@@ -6,10 +6,10 @@ from __future__ import annotations
 import types
 
 import pytest
+from labs.lab13.grading.local import run_e2e
 
 from labs.lab13.grading import world
 from labs.lab13.grading.bank import load_all, submission_source
-from labs.lab13.grading.local import run_e2e
 from labs.lab13.grading.nulls import NULLS, null_module
 
 pytestmark = pytest.mark.slow

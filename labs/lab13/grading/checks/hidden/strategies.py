@@ -1,5 +1,6 @@
 """Hypothesis strategies for Lab 13's inputs: the part of Lab 12's (its grading/checks/hidden/strategies.py) this
-lab draws with: bounded floats with their edges, ragged (B, T) tensors with garbage at padded positions, log-ratios,
+lab draws with: bounded floats with their edges, ragged (B, T) tensors with garbage at padded positions, log-ratios
+and pairs of log-probs with a given ratio,
 float32 and float64. A lab's package imports no other lab's, so the few lines are its own."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 DTYPES = (torch.float32, torch.float64)
 GARBAGE = 1e3            # |inputs| at padded positions
-LOGPROB_MIN = -40.0      # log-probs lie in [LOGPROB_MIN, 0]
+LOGPROB_MIN = -40.0      # log-probs lie in [LOGPROB_MIN, 0] everywhere, padded positions included
 LONG_T = 24              # a "long row" has at least this many tokens
 
 
@@ -76,3 +77,12 @@ def ragged_ranges(draw, ranges: tuple, garbage: float | tuple = GARBAGE, dtype: 
 LOG_RATIOS = st.one_of(floats(-0.75, 0.75, width=32), bounded(LOGPROB_MIN, -LOGPROB_MIN),
                        floats(-2.0 ** -10, 2.0 ** -10, width=32))  # near-equal: |d| <= 1e-3
 
+
+def logprob_pair(where: torch.Tensor, log_ratio: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(a, b), both log-probs in [LOGPROB_MIN, 0], with a - b = log_ratio (|log_ratio| <= -LOGPROB_MIN):
+    the higher of the two sits |where| (clamped to [0, 1]) of the way down the room it has left.
+    Garbage `where` and `log_ratio` (padded positions) still give log-probs in that range."""
+    lr = log_ratio.double().clamp(LOGPROB_MIN, -LOGPROB_MIN)
+    top = -where.double().abs().clamp(max=1) * (-LOGPROB_MIN - lr.abs())
+    a, b = torch.where(lr >= 0, top, top + lr), torch.where(lr >= 0, top - lr, top)
+    return a.to(log_ratio.dtype), b.to(log_ratio.dtype)
