@@ -40,7 +40,8 @@ import random
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from tinylm import EOS, PAD, TinyLM, V, encode_answers, encode_prompts, make_batch, sample
+
+from tinylm import EOS, PAD, V, TinyLM, encode_answers, encode_prompts, make_batch, sample
 
 KAPPA = 2.0  # labeler consistency: larger = more consistent rankings
 
