@@ -23,8 +23,6 @@ from typing import Callable
 
 import yaml
 
-BAND_METRICS = ("rm_score", "gold", "kl")   # per PPO iteration, for the report's plots
-
 
 @dataclass(frozen=True)
 class Task:
@@ -75,14 +73,17 @@ def seeded(spec: dict, index: int) -> dict:
 
 
 def tasks_for(tests: list[str], seeds: int, entry: str | None = None) -> list[Task]:
-    """One task per seed and group of tests that share a memo; the longest groups first."""
-    from autograder import registry
-    RM_TEST = registry.lab_module("baseline").RM_TEST
+    """One task per seed and group of tests that share a memo; the costliest groups first (their trainings'
+    estimated CPU seconds, E2ETest.runs)."""
+    from autograder import config
     from autograder.e2e import load_all
-    REGISTRY = load_all()
+    REGISTRY, e2e = load_all(), config.current().e2e
+
+    def cost(group: tuple[str, ...]) -> float:
+        return sum({key: s for t in group for key, s in REGISTRY[t].runs(e2e[t]).items()}.values())
     groups = [(REGISTRY[t].shares, t) for t in tests if REGISTRY[t].shares in tests]
     groups += [(t,) for t in tests if not any(t in g for g in groups)]
-    groups.sort(key=lambda g: (len(g), g != (RM_TEST,)), reverse=True)
+    groups.sort(key=lambda g: (len(g), cost(g)), reverse=True)
     return [Task(g, i, entry) for i in range(seeds) for g in groups]
 
 
@@ -90,7 +91,7 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     """Measure the task's tests (in this process) for the reference, or with one bank mistake."""
     import torch
 
-    from autograder import bank, config
+    from autograder import bank, config, registry
     from autograder import e2e as e2e_mod
     from autograder.paths import use_world
     from autograder.reference import load_reference
@@ -116,7 +117,8 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
         except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
             metrics, message, histories = None, f"training diverged: {str(exc)[:120]}", {}
         history = histories.get(e2e_mod.REGISTRY[test].band, []) if task.entry is None else []
-        band = {m: [h[m] for h in history] for m in BAND_METRICS} if history else {}
+        metrics = [m for m in registry.lab().band_metrics if history and m in history[0]]
+        band = {m: [h[m] for h in history] for m in metrics}
         runs.append(Run(test, task.index, task.entry, metrics, message, band))
     return runs
 
@@ -270,10 +272,11 @@ def reference_band(runs: list[Run], low: float = 0.1, high: float = 0.9) -> dict
             band.setdefault(run.test, []).append(run.band)
     out = {}
     for test, histories in band.items():
-        n = min(len(h[BAND_METRICS[0]]) for h in histories)
+        metrics = list(histories[0])
+        n = min(len(h[metrics[0]]) for h in histories)
         out[test] = {m: {"lo": [round(quantile([h[m][i] for h in histories], low), 5) for i in range(n)],
                          "hi": [round(quantile([h[m][i] for h in histories], high), 5) for i in range(n)]}
-                     for m in BAND_METRICS}
+                     for m in metrics}
     return out
 
 

@@ -54,4 +54,5 @@ registry.register_lab(registry.Lab(
     confirmation_calls=lambda function: [],
     twin=twin,
     twin_scale=lambda function, args: 0.0,
+    band_metrics=("reward", "loss", "margin"),  # per GRPO iteration (reward), per DPO step (loss, margin)
 ))
