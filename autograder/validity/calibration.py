@@ -117,8 +117,8 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
         except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
             metrics, message, histories = None, f"training diverged: {str(exc)[:120]}", {}
         history = histories.get(e2e_mod.REGISTRY[test].band, []) if task.entry is None else []
-        metrics = [m for m in registry.lab().band_metrics if history and m in history[0]]
-        band = {m: [h[m] for h in history] for m in metrics}
+        banded = [m for m in registry.lab().band_metrics if history and m in history[0]]
+        band = {m: [h[m] for h in history] for m in banded}
         runs.append(Run(test, task.index, task.entry, metrics, message, band))
     return runs
 
