@@ -68,11 +68,10 @@ def parameter_names(fn: str) -> tuple[str, ...]:
     return spec.parameters if spec is not None else ()
 
 
-def mutation_error(fn: str, argument: int | str) -> SubmissionError:
-    """The grader's sentence for a call that wrote into its argument (a position, or a keyword)."""
-    names = parameter_names(fn)
-    name = argument if isinstance(argument, str) else names[argument] if argument < len(names) else \
-        f"number {argument + 1}"
+def mutation_error(fn: str, argument: object, positions: int, keywords: dict) -> SubmissionError:
+    """The grader's sentence for a call (of `positions` positional arguments and `keywords`) that wrote into its
+    argument (a position, or a keyword: what the child said, named through textsafe.argument_words)."""
+    name = textsafe.argument_words(argument, parameter_names(fn), positions, keywords)
     return SubmissionError(f"{fn} modified its argument {name} in place: the contract asks that a function never "
                            "write into its inputs (the caller's tensors would change; work on a copy: x = x - y, "
                            "not x -= y)", "mutated")
@@ -231,7 +230,7 @@ class RemoteSubmission:
         if not reply.get("ok"):
             err = _error_of(reply, len(args), kwargs)
             if err.get("kind") == "mutated":
-                raise mutation_error(fn, err["argument"])
+                raise mutation_error(fn, err["argument"], len(args), kwargs)
             kind = "missing" if err.get("kind") == "missing" else "raised"
             if err.get("type") == "NotImplementedError" and valid and err.get("kind") == "raised":
                 kind = "not_implemented"

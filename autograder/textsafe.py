@@ -11,8 +11,8 @@ code or signal, the shape and dtype of a tensor it sent. Every sentence that quo
 two kinds of function (tests/test_child_text.py checks every construction site of a failure against them):
 
 WORDS  the grader's own words, with at most a few bits of the child's choosing: a well-known type's name (else
-       "an object of its own class"), one of torch's dtypes, a shape made of the sizes the grader sent. They may
-       stand in a sentence shown with a test's outcome (`visibility`).
+       "an object of its own class"), one of torch's dtypes, a shape made of the sizes the grader sent, the name
+       of one of the call's arguments. They may stand in a sentence shown with a test's outcome (`visibility`).
 TEXT   the child's own text or values, cleaned (no lone surrogates, no control characters but \\n and \\t) and
        capped: shown only with the test's inputs (`inputs_visibility`), since it may carry them.
 
@@ -108,7 +108,18 @@ def wire_words(text: str) -> str:
     return re.sub(r"\d+", "N", clean(text.split(":", 1)[0], 120))
 
 
-WORDS = (object_words, exception_words, raised_words, dtype_words, shape_words, compared, wire_words)
+def argument_words(argument: object, names: tuple[str, ...], positions: int, keywords: object = ()) -> str:
+    """The argument of a call the child pointed to (a position, or a keyword), by the grader's own name for it: the
+    contract's parameter name for a position below `positions` ("number 3" past `names`), the grader's own key for
+    one of the call's `keywords`; "one of its arguments" for anything else."""
+    if type(argument) is int and 0 <= argument < positions:
+        return names[argument] if argument < len(names) else f"number {argument + 1}"
+    own = [k for k in keywords if isinstance(k, str) and k == argument]  # type: ignore[attr-defined]
+    return own[0] if own else "one of its arguments"
+
+
+WORDS = (object_words, exception_words, raised_words, dtype_words, shape_words, compared, wire_words,
+         argument_words)
 
 
 # ------------------------------------------------------------------ TEXT: shown only with the inputs

@@ -187,7 +187,7 @@ def _public_check_calls() -> list[ShownCall]:
             return value, grads
 
     for check in checks.load_all().values():
-        if check.run.__module__.startswith("autograder.checks.public"):
+        if checks.is_public(check):
             check.run(Context(sub=Recorder(ref), ref=None, hypothesis=config.load().hypothesis))
     return calls
 

@@ -20,7 +20,11 @@ An expression has the highest level of its parts; a textsafe call replaces its a
 Levels flow, conservatively (in any order of the statements), through assignments, loop, `with` and
 comprehension targets (element-wise through tuples, zip and enumerate), through returns (a call of a function
 has the level it returns, matched by name) and into parameters (the highest level any call passes them,
-matched by name; a method's receiver is not passed to `self`).
+matched by name; a method's receiver is not passed to `self`; positional arguments fill the positional
+parameters, then `*args`, never a keyword-only one). A call of a library's function (`torch.where(...)`, on a
+name an import from outside the package binds) is unresolved: it has the highest level of its arguments,
+and is never matched to a judge method of the same name (`Config.where`), whose parameters and return it
+would otherwise share with every such call in the package.
 
 Then: a SHOWN argument is GRADER, and a WITH_INPUTS argument is at most INPUT: child data becomes text only
 inside textsafe, and only WORDS may stand in what students see with the outcome. EXEMPT lists the sites
@@ -46,6 +50,7 @@ from autograder.remote import SubmissionError
 from autograder.sandbox import ChildFailure
 
 PACKAGE = ROOT / "autograder"
+GRADING = ROOT / "grading"
 GRADER, INPUT, CHILD = 0, 1, 2
 
 SHOWN = {"message", "kind", "compared", "hint", "details"}
@@ -83,9 +88,11 @@ class Function:
     node: ast.AST                 # a def, or a whole module (its top-level code)
     module: str
     cls: str | None               # the class it is a method of
-    params: list[str]
+    params: list[str]             # positional ones, then *args, then keyword-only ones
     kwarg: str | None = None
     parent: "Function | None" = None
+    positional: int = 0           # how many of `params` a positional argument may fill
+    vararg: str | None = None     # the `*args` parameter, which takes the positional arguments past them
     children: dict[str, "Function"] = field(default_factory=dict)  # functions defined in its body
     levels: dict[str, int] = field(default_factory=dict)  # name -> level
     returns: int | tuple = GRADER  # a level, or a tuple of levels (when every return is a tuple of one length)
@@ -124,7 +131,7 @@ class Analysis:
     def __init__(self, sources: dict[str, str]):
         """`sources`: module path (autograder/x.py) -> its source."""
         trees = {m: ast.parse(s) for m, s in sources.items()}
-        self.imports = {m: self._imports(t) for m, t in trees.items()}
+        self.imports = {m: self._imports(t, m) for m, t in trees.items()}
         self.top: dict[str, Function] = {}
         self.classes: dict[tuple[str, str], dict[str, Function]] = {}
         self.methods: dict[str, list[Function]] = {}
@@ -138,11 +145,17 @@ class Analysis:
 
     # -------------------------------------------------- names
     @staticmethod
-    def _imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
-        """alias -> (module, name) of `from M import name as alias`, and (M, "") of `import M as alias`."""
+    def _imports(tree: ast.Module, path: str = "") -> dict[str, tuple[str, str]]:
+        """alias -> (module, name) of `from M import name as alias`, and (M, "") of `import M as alias`; a relative
+        import (the lab's grading/ package) is resolved from `path`, the importing module's file."""
         found = {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
+            if isinstance(node, ast.ImportFrom) and node.level:
+                package = path.split("/")[:-1][:len(path.split("/")) - node.level]
+                base = ".".join(package + ([node.module] if node.module else []))
+                for a in node.names:
+                    found[a.asname or a.name] = (base, a.name)
+            elif isinstance(node, ast.ImportFrom) and node.module:
                 for a in node.names:
                     found[a.asname or a.name] = (node.module, a.name)
             elif isinstance(node, ast.Import):
@@ -172,6 +185,20 @@ class Analysis:
         if path == "autograder/textsafe.py" or any(c.name == target[1] for c in self._defined(path)):
             return path, target[1]
         return self._imported(path, target[1], depth + 1)
+
+    def _library(self, f: Function, name: str) -> bool:
+        """Whether `name`, in `f`, is what an import from outside the package binds (`import torch`, `from hypothesis
+        import strategies as st`), not rebound in `f` or a function around it."""
+        target = self.imports.get(f.module, {}).get(name)
+        if target is None or target[0].split(".")[0] == PACKAGE.name:
+            return False
+        scope: Function | None = f
+        while scope is not None and scope.parent is not None:  # the module's own code binds the import itself
+            if name in scope.params or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                                           for n in scope.own_nodes()):
+                return False
+            scope = scope.parent
+        return True
 
     def _defined(self, path: str) -> list[Function]:
         top = self.top.get(path)
@@ -206,6 +233,8 @@ class Analysis:
                 alias = self._module_alias(f.module, func.value.id)
                 if alias in self.top:
                     return self.top[alias].children.get(func.attr)
+                if self._library(f, func.value.id):  # `torch.where(...)` is torch's, not Config.where
+                    return None
                 owner = f
                 while owner is not None and owner.cls is None:
                     owner = owner.parent
@@ -221,9 +250,11 @@ class Analysis:
         for node in ast.iter_child_nodes(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args
-                params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-                params += [args.vararg.arg] if args.vararg else []
-                function = Function(node, module, cls, params, args.kwarg.arg if args.kwarg else None, parent)
+                positional = [a.arg for a in args.posonlyargs + args.args]
+                vararg = args.vararg.arg if args.vararg else None
+                params = positional + ([vararg] if vararg else []) + [a.arg for a in args.kwonlyargs]
+                function = Function(node, module, cls, params, args.kwarg.arg if args.kwarg else None, parent,
+                                    positional=len(positional), vararg=vararg)
                 self.every.append(function)
                 if cls is not None:
                     self.classes.setdefault((module, cls), {})[node.name] = function
@@ -351,9 +382,14 @@ class Analysis:
             callee = self.callee(call, f)
             if callee is None:
                 continue
-            params = callee.params[1:] if callee.method and isinstance(call.func, ast.Attribute) else callee.params
+            shift = 1 if callee.method and isinstance(call.func, ast.Attribute) else 0
+            params, positional = callee.params[shift:], callee.params[shift:callee.positional]
             for i, a in enumerate(call.args):
-                for p in params[i:] if isinstance(a, ast.Starred) else params[i:i + 1]:
+                spread = isinstance(a, ast.Starred)  # `*xs` may fill every positional parameter from i on
+                names = positional[i:] if spread else positional[i:i + 1]
+                if callee.vararg and (spread or i >= len(positional)):
+                    names = [*names, callee.vararg]
+                for p in names:
                     changed |= self.raise_level(callee, p, self.level(a, f))
             for k in call.keywords:
                 names = params if k.arg is None else [k.arg] if k.arg in params else \
@@ -409,8 +445,9 @@ class Analysis:
 
 
 def judge_sources() -> dict[str, str]:
-    return {str(p.relative_to(ROOT)): p.read_text() for p in sorted(PACKAGE.rglob("*.py"))
-            if "child" not in p.relative_to(PACKAGE).parts}
+    """The engine (but its child/, which runs in the child) and the lab's grading/ package: the judge's code."""
+    engine = [p for p in sorted(PACKAGE.rglob("*.py")) if "child" not in p.relative_to(PACKAGE).parts]
+    return {str(p.relative_to(ROOT)): p.read_text() for p in [*engine, *sorted(GRADING.rglob("*.py"))]}
 
 
 @pytest.fixture(scope="module")
@@ -441,6 +478,7 @@ def test_child_data_reaches_a_site_only_through_textsafe(analysis):
 
 
 PROBE = '''
+import torch
 from autograder import textsafe
 def check(ctx, answer):
     value, grads = ctx.sub.call("f", 1)
@@ -476,6 +514,17 @@ def a_closure(ctx):
     inner()
 def unquoted_got(answer):
     raise answer.fail("wrong", got=str(answer.value))
+def through_a_library(ctx):
+    value, _ = ctx.sub.call("f")
+    raise CheckFailed(f"{torch.where(value > 0, value, 0)}")
+def passes_positionally(ctx):
+    value, _ = ctx.sub.call("f")
+    labelled(1, value)
+    spread(1, value)
+def labelled(x, *rest, label=""):
+    raise CheckFailed(f"{label}")
+def spread(x, *rest, label=""):
+    raise CheckFailed(f"{rest}")
 '''
 
 
@@ -484,7 +533,7 @@ def test_the_analysis_catches_the_patterns_of_issue_20():
     bad = Analysis({"autograder/probe.py": PROBE}).run().violations()
     caught = {name for name, _ in bad}
     assert caught == {"check", "shown_detail", "through_a_helper", "tell", "line", "exception_text", "inner",
-                      "unquoted_got"}, bad
+                      "unquoted_got", "through_a_library", "spread"}, bad
 
 
 # ------------------------------------------------------------------ the quoting functions
@@ -497,6 +546,11 @@ def test_words_name_only_well_known_types():
     assert textsafe.exception_words("HIDDEN_g0_l0") == textsafe.exception_words("?") == "an exception of its own class"
     assert textsafe.raised_words("RuntimeError", "can't allocate memory") == "raised RuntimeError (out of memory)"
     assert textsafe.dtype_words(torch.float32) == "float32" and textsafe.dtype_words("HIDDEN") == "another dtype"
+    names = ("logp", "ref_logp")
+    assert textsafe.argument_words(1, names, 2) == "ref_logp" and textsafe.argument_words(2, names, 3) == "number 3"
+    assert textsafe.argument_words("beta", names, 2, {"beta": 0.1}) == "beta"
+    assert textsafe.argument_words("HIDDEN_g0", names, 2, {"beta": 0.1}) == "one of its arguments"
+    assert textsafe.argument_words(7, names, 2) == textsafe.argument_words(True, names, 2) == "one of its arguments"
 
 
 def test_shape_words_name_only_shapes_made_of_the_inputs_sizes():

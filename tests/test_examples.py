@@ -15,7 +15,7 @@ import torch
 from autograder import bank, checks, config
 from autograder.checks import CheckFailed
 from autograder.reference import load_reference
-from autograder.remote import SubmissionError
+from autograder.remote import SubmissionError, reasked
 from autograder.validity.entries import contract_with
 from autograder.validity.local import local_context
 from lab12.checks.hidden import chosen, examples
@@ -107,8 +107,8 @@ def test_no_chosen_example_repeats_a_drawn_or_chosen_one():
         assert len(set(mine)) == len(mine) and not set(mine) & shipped, function
 
 
-def _stateful_gae():
-    """compute_gae wrong on its first call only (a cache, a counter...): the shipped examples see the
+def _stateful_gae(wrong_call: int):
+    """compute_gae wrong on its `wrong_call`-th call only (a cache, a counter...): the shipped examples see the
     wrong answer, the live hypothesis run meets that input again and gets the right one."""
     reference = load_reference()
     calls = []
@@ -116,16 +116,25 @@ def _stateful_gae():
     def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
         calls.append(1)
         advantages, returns = reference.compute_gae(rewards, values, mask, gamma, lam)
-        return (advantages + 1, returns) if len(calls) == 1 else (advantages, returns)
+        return (advantages + 1, returns) if len(calls) == wrong_call else (advantages, returns)
     return {**{fn: getattr(reference, fn) for fn in config.load().functions}, "compute_gae": compute_gae}
 
 
 def test_a_failure_on_a_shipped_example_stands_when_the_live_run_passes(monkeypatch):
+    """State the purity sample misses: the test's 1st answer is asked twice (calls 1 and 2), its 2nd is not
+    (call 3, the second shipped example): the live run then answers that example right."""
     check = checks.load_all()["gae.matches_reference"]
-    functions = _stateful_gae()
+    assert reasked(1) and not reasked(2)
+    functions = _stateful_gae(wrong_call=3)
     result = finding(check, functions, False, monkeypatch)
     assert result[:2] == ("failed", "advantages differ from the reference")
     assert finding(check, functions, True, monkeypatch) == ("passed",)  # the live run after it passes
+
+
+def test_state_the_purity_sample_meets_fails_as_inconsistent(monkeypatch):
+    """Wrong on its first call: the first answer of a test is asked again, and the two differ."""
+    check = checks.load_all()["gae.matches_reference"]
+    assert finding(check, _stateful_gae(wrong_call=1), False, monkeypatch)[:2] == ("error", "inconsistent")
 
 
 def test_a_failure_on_a_chosen_example_is_reported(monkeypatch):

@@ -192,7 +192,7 @@ def test_a_deep_frame_as_the_import_answer_is_not_importable(tmp_path, arena, cf
     submission could not be imported (before: RecursionError escaped, children were left, 84/100)."""
     result = attack(tmp_path, arena, "deep_frame_at_import", REFERENCE, {"gae", "rm_loss"}, cfg)
     assert result.score == 0 and result.status == "not_importable"
-    assert all(t.message.startswith("rlhf.py could not be imported: importing rlhf.py sent an unreadable answer")
+    assert all(t.message.startswith("rlhf.py could not be imported: importing the submission sent an unreadable answer")
                for t in result.tests), [t.message for t in result.tests]
 
 

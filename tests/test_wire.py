@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import struct
@@ -17,13 +16,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "
 import wire  # noqa: E402
 
 
+class Pipe:
+    """A pipe's two ends (`read, write = pipe`) that closes each end once: a number closed twice may by then be
+    another file's (another test's pipe, a child's, pytest's capture)."""
+
+    def __init__(self):
+        self.read, self.write = os.pipe()
+        self.open = [self.read, self.write]
+
+    def __iter__(self):
+        return iter((self.read, self.write))
+
+    def close_write(self) -> None:
+        os.close(self.write)
+        self.open.remove(self.write)
+
+
 @pytest.fixture
 def pipe():
-    read, write = os.pipe()
-    yield read, write
-    for fd in (read, write):
-        with contextlib.suppress(OSError):  # a test may have closed the writing end
-            os.close(fd)
+    ends = Pipe()
+    yield ends
+    for fd in ends.open:
+        os.close(fd)
 
 
 def test_round_trip_keeps_every_dtype_shape_and_value(pipe):
@@ -64,7 +78,7 @@ def frame(body: dict, payload: bytes = b"") -> bytes:
 def test_bad_frames_are_refused(pipe, data, error):
     read, write = pipe
     os.write(write, data)
-    os.close(write)
+    pipe.close_write()
     with pytest.raises(error):
         wire.read_frame(read)
 

@@ -209,8 +209,8 @@ def read_through_pipe(data: bytes, rng: random.Random, close: bool, blocking: bo
     try:
         return wire.FrameReader(read, exact=exact).read(time.monotonic() + (5 if close else 0.05))
     finally:
-        os.close(read)
-        thread.join(5)
+        os.close(read)  # the writer's next write fails (EPIPE): it ends, however long the machine takes to run it
+        thread.join()   # a writer outliving this call would write into `write`'s number once closed and reused
         if not close:
             os.close(write)
 

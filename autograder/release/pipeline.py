@@ -94,7 +94,8 @@ def student_tree(src: Sources) -> Tree:
 
 def check_student_files(src: Sources, files: dict[str, bytes]) -> None:
     """Raise guard.LeakError when student-facing files hold grader-only paths or material."""
-    secret = tuple(str(p.relative_to(src.root)) + ("/" if p.is_dir() else "") for p in grader_roots(src.root))
+    secret = tuple(str(p.relative_to(src.root)) + ("/" if p.is_dir() else "") for p in grader_roots(src.root)
+                   if p.name != "grading.yaml")  # the bundle's grading.yaml is the public one (its content is checked)
     paths = [name for name in files if name.startswith(secret) or name.startswith(ENGINE_ONLY_PATHS)]
     if paths:
         raise guard.LeakError(f"refusing to release grader-only files to students: {', '.join(paths)}")
@@ -123,7 +124,7 @@ def nbgrader_tree(src: Sources, student: Tree) -> Tree:
     tree = Tree()
     for path, data in given.files.items():
         tree.add(f"source/{name}/{path}", data, executable=path in given.executable)
-    titles = check_titles(src.root / "autograder" / "checks" / "public")
+    titles = check_titles(src.root / "grading" / "checks" / "public")
     add_source_notebook(tree, f"source/{name}/{recipe['notebook']}", source_notebook(src.lab, src.raw, titles, intro))
     tree.add("nbgrader_config.py", env.get_template(recipe["config"]).render(assignment=name, course=name))
     tree.add(recipe["feedback"], (src.root / "release" / recipe["feedback"]).read_bytes())

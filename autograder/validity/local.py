@@ -79,7 +79,7 @@ class LocalSubmission:
         given = {**dict(enumerate(args)), **kwargs}
         for key, original in {**dict(enumerate(sent_args)), **sent_kwargs}.items():
             if isinstance(original, torch.Tensor) and not equal_bits(given[key].detach(), original.detach()):
-                raise mutation_error(fn, key)
+                raise mutation_error(fn, key, len(sent_args), sent_kwargs)
         return _plain(value), [g.detach() if g is not None else None for g in grads]
 
     def close(self) -> None:

@@ -4,4 +4,4 @@ import struct as _struct
 import sys as _sys
 
 _body = b'{"ok": true, "deep": ' + b"[" * 600 + b"]" * 600 + b', "tensors": []}'
-_os.write(int(_sys.argv[4]), b"RLHF" + _struct.pack(">I", len(_body)) + _body)
+_os.write(int(_sys.argv[4]), b"AGWF" + _struct.pack(">I", len(_body)) + _body)

@@ -5,7 +5,7 @@ import sys as _sys
 
 
 def _send(body: bytes) -> None:
-    _os.write(int(_sys.argv[4]), b"RLHF" + _struct.pack(">I", len(body)) + body)
+    _os.write(int(_sys.argv[4]), b"AGWF" + _struct.pack(">I", len(body)) + body)
 
 
 def compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):
