@@ -138,3 +138,13 @@ def test_the_lab_validates_with_its_e2e_tests():
     done = run("validate", "--e2e")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-3000:]
     assert "every expectation holds" in done.stdout
+
+
+def test_the_in_process_stand_in_gives_the_same_vector_jacobian_product():
+    import types
+
+    from autograder.validity.local import LocalSubmission
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    sub = LocalSubmission(types.SimpleNamespace(rows=lambda x: (x ** 2).sum(1)))
+    _, grads = sub.call("rows", x, grad=(0,), cotangent=torch.tensor([1.0, -2.0]))
+    assert torch.equal(grads[0], torch.tensor([[2.0, 4.0], [-12.0, -16.0]]))
