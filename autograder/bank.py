@@ -61,9 +61,9 @@ def mistake(part: str, function: str, name: str, hint: str, source: str = ""):
     return register
 
 
-def variant(part: str, function: str, name: str):
+def variant(part: str, function: str, name: str, source: str = ""):
     def register(fn: Callable) -> Callable:
-        ENTRIES.append(Entry(part, function, name, fn, "", False))
+        ENTRIES.append(Entry(part, function, name, fn, "", False, source))
         return fn
     return register
 
@@ -86,8 +86,12 @@ def mistakes_of_part(part: str) -> list[Entry]:
 
 
 def submission_source(entry: Entry) -> str:
-    """The reference's source with `entry` appended under the contract name (it overrides the original)."""
+    """The reference's source with `entry` appended under the contract name (it overrides the original), after
+    the private helpers (`_name` functions) of the entry's bank module, which its body may call."""
     source = textwrap.dedent(inspect.getsource(entry.impl))
     source = re.sub(r"^@(mistake|variant)\(.*?\)\n", "", source, flags=re.S | re.M)
     source = re.sub(r"^def \w+\(", f"def {entry.function}(", source, count=1, flags=re.M)
-    return REFERENCE.read_text() + f"\n\n# ---- bank entry {entry.id} ----\n" + source
+    module = inspect.getmodule(entry.impl)
+    helpers = [inspect.getsource(f) + "\n\n" for name, f in vars(module).items()
+               if name.startswith("_") and inspect.isfunction(f) and f.__module__ == getattr(module, "__name__", "")]
+    return REFERENCE.read_text() + f"\n\n# ---- bank entry {entry.id} ----\n" + "".join(helpers) + source

@@ -131,19 +131,36 @@ class ContractFunction:
 
     part: str = doc("the part whose tests grade it")
     parameters: tuple[str, ...] = doc("its parameters in order (the reference's signature)")
-    returns: str = doc('"scalar", or "like ARG" (a tensor of the shape of argument ARG), several joined by ", "')
+    returns: str = doc('"scalar", "like ARG" (a tensor of the shape of argument ARG) or "rows of ARG" (one value per '
+                       'row of ARG: shape (ARG.shape[0],)), several joined by ", "')
     mask: str = doc("the parameter marking where a per-token output is padding: answers are compared where it "
                     "is 1", "")
 
     def shapes(self, args: tuple) -> Any:
-        """The shape(s) it must return for these positional arguments: () per scalar, a tuple per "like ARG"."""
-        shapes = tuple(() if item == "scalar" else tuple(args[self.parameters.index(item[5:])].shape)
-                       for item in (x.strip() for x in self.returns.split(",")))
+        """The shape(s) it must return for these positional arguments: () per scalar, ARG's shape per "like ARG",
+        (ARG.shape[0],) per "rows of ARG"."""
+        shapes = tuple(_shape(item, self.parameters, args) for item in (x.strip() for x in self.returns.split(",")))
         return shapes if len(shapes) > 1 else shapes[0]
 
     @property
     def mask_index(self) -> int | None:
         return self.parameters.index(self.mask) if self.mask else None
+
+
+def _returned_argument(item: str) -> str | None:
+    """The argument a `returns` item is shaped by ("like ARG", "rows of ARG"), None for "scalar"."""
+    for prefix in ("like ", "rows of "):
+        if item.startswith(prefix):
+            return item[len(prefix):]
+    return None
+
+
+def _shape(item: str, parameters: tuple[str, ...], args: tuple) -> tuple[int, ...]:
+    argument = _returned_argument(item)
+    if argument is None:
+        return ()
+    shape = tuple(args[parameters.index(argument)].shape)
+    return shape[:1] if item.startswith("rows of ") else shape
 
 
 @dataclass(frozen=True)
@@ -259,9 +276,9 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
         raise reader.error("lab", f"must be a Python identifier (got {cfg.lab!r})")
     for name, fn in cfg.contract.items():
         for item in (x.strip() for x in fn.returns.split(",")):
-            if item != "scalar" and not (item.startswith("like ") and item[5:] in fn.parameters):
-                raise reader.error(f"contract.{name}.returns", f'"{item}": expected "scalar" or "like PARAMETER" '
-                                   f"(parameters: {', '.join(fn.parameters)})")
+            if item != "scalar" and _returned_argument(item) not in fn.parameters:
+                raise reader.error(f"contract.{name}.returns", f'"{item}": expected "scalar", "like PARAMETER" or '
+                                   f'"rows of PARAMETER" (parameters: {", ".join(fn.parameters)})')
         if fn.mask and fn.mask not in fn.parameters:
             raise reader.error(f"contract.{name}.mask", f"{fn.mask!r} is not one of its parameters")
     for i, column in enumerate(cfg.leaderboard_columns):

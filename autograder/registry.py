@@ -46,6 +46,7 @@ class Lab:
     twin: Callable[..., tuple[tuple, dict]]            # (function, args, kwargs, valid, position) -> a fresh input
     twin_scale: Callable[[str, tuple], float]          # rounding allowance of a twin's value
     data_files: tuple[DataFile, ...] = ()  # in the order they are computed (a later one may read an earlier one)
+    band_metrics: tuple[str, ...] = ()     # per-iteration metrics of the calibration's reference band (plots)
 
 
 _LAB: Lab | None = None

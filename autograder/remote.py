@@ -187,12 +187,14 @@ class RemoteSubmission:
 
     # ------------------------------------------------------------ calls
     def call(self, fn: str, *args, grad: tuple[int, ...] = (), timeout: float | None = None,
-             valid: bool = True, **kwargs):
+             valid: bool = True, cotangent: torch.Tensor | None = None, **kwargs):
         """Run `fn(*args, **kwargs)` in the child. Returns (value, grads) as judge-side data.
 
         value is a tensor, a list of values (a tuple was returned) or {"__object__": type name};
         grads[k] is d(value)/d(args[grad[k]]) as a tensor of exactly args[grad[k]]'s shape and dtype,
-        or None when no gradient reached it. `valid=False`: the inputs are ones the contract rejects
+        or None when no gradient reached it; with a `cotangent` (a tensor of the value's shape), grads[k] is
+        d(cotangent . value)/d(args[grad[k]]) (a vector-Jacobian product, for a value of more than one element).
+        `valid=False`: the inputs are ones the contract rejects
         (e.g. an unknown `kind`), so a NotImplementedError is an ordinary raised error there, not
         "not written yet" (only a valid input can show that a function is unwritten).
         """
@@ -210,6 +212,8 @@ class RemoteSubmission:
         child = self._ensure_child()
         self.calls += 1
         request = {"op": "call", "fn": fn, "args": list(args), "kwargs": kwargs, "grad": list(grad)}
+        if cotangent is not None:
+            request["cotangent"] = cotangent
         answer = self._answer(child, request, fn, args, kwargs, grad, timeout, wall, valid)
         self._answers += 1
         if reasked(self._answers):
@@ -300,7 +304,9 @@ class RemoteFunction:
     """A contract function of the submission, usable by the training code like a local one.
 
     Tensors that require grad are sent with a gradient request; the reply's gradients are attached
-    to a local surrogate  value + sum(grad * (x - x.detach()))  whose backward gives exactly them.
+    to a local surrogate  value + sum(grad * (x - x.detach()))  whose backward gives exactly them. A value of
+    more than one element (e.g. one per row) asks for its gradients when the backward pass reaches it: the
+    child computes the vector-Jacobian product for the incoming gradient (`call(..., cotangent=)`).
     `tape`, when a list, gets every call as a dict: fn, args (detached), grad (the indices of those that
     required grad), kwargs, value, grads (grading/replay.py records the reference's runs so).
     """
@@ -309,12 +315,16 @@ class RemoteFunction:
         self.submission, self.name = submission, name
         self.tape: list | None = None
 
-    def answer(self, *args, **kwargs) -> tuple:
+    def answer(self, *args, cotangent: torch.Tensor | None = None, **kwargs) -> tuple:
         """(value, grads) of a call, checked against the contract: grads[k] is d(value)/d(the k-th
-        argument that requires grad), a tensor of its shape. Arguments go detached."""
+        argument that requires grad) (d(cotangent . value) with a cotangent), a tensor of its shape. Arguments
+        go detached."""
         grad = tuple(i for i, a in enumerate(args) if _needs_grad(a))
         plain = [_plain(a) for a in args]
-        value, grads = self.submission.call(self.name, *plain, grad=grad, **kwargs)
+        if cotangent is None:  # a stand-in submission (a test's) need not know the keyword
+            value, grads = self.submission.call(self.name, *plain, grad=grad, **kwargs)
+        else:
+            value, grads = self.submission.call(self.name, *plain, grad=grad, cotangent=cotangent, **kwargs)
         tensors = [a for a in plain if isinstance(a, torch.Tensor)]
         value = _expect_tensors(self.name, value, config.current().contract[self.name].shapes(tuple(plain)),
                                 tensors[0].dtype,
@@ -328,12 +338,31 @@ class RemoteFunction:
         return value, grads
 
     def __call__(self, *args, **kwargs):
-        value, grads = self.answer(*args, **kwargs)
         grad = [a for a in args if _needs_grad(a)]
+        shape = config.current().contract[self.name].shapes(tuple(args))
+        if grad and shape != () and all(isinstance(n, int) for n in shape):  # one tensor of more than a scalar
+            value, _ = self.answer(*[_plain(a) for a in args], **kwargs)
+            return _VectorJacobian.apply(self, args, kwargs, value, *grad)
+        value, grads = self.answer(*args, **kwargs)
         surrogate = value  # a tensor of its own, no grad (wire.py built it): the sums below make a new one
         for a, g in zip(grad, grads):  # answer() checked that g has exactly a's shape and dtype
             surrogate = surrogate + (g * (a - a.detach())).sum()
         return surrogate
+
+
+class _VectorJacobian(torch.autograd.Function):
+    """A remote value of more than one element: its backward asks the child for d(cotangent . value)/d(inputs)."""
+
+    @staticmethod
+    def forward(ctx, remote: RemoteFunction, args: tuple, kwargs: dict, value: torch.Tensor,  # type: ignore[override]
+                *inputs: torch.Tensor) -> torch.Tensor:
+        ctx.remote, ctx.args, ctx.kwargs = remote, args, kwargs
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx, cotangent: torch.Tensor):  # type: ignore[override]
+        _, grads = ctx.remote.answer(*ctx.args, cotangent=cotangent.detach(), **ctx.kwargs)
+        return (None, None, None, None, *grads)
 
 
 def _plain(x):

@@ -37,4 +37,5 @@ registry.register_lab(registry.Lab(
         registry.DataFile(baseline.DATA_FILE, baseline.is_current, baseline.write),
         registry.DataFile(replay.REPLAYS, replay.is_current, _write_replays),
     ),
+    band_metrics=("rm_score", "gold", "kl"),  # per PPO iteration
 ))

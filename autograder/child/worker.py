@@ -6,7 +6,7 @@ It first reads the judge's set-up and confines itself before any submission code
 own uid, rlimits, Landlock, seccomp)
       -> {"ready": True}, or {"ok": False, "error": {"kind": "sandbox", ...}} when it could not
 then answers {"ok": bool, ...} for the import, then serves requests until the channel closes:
-    {"op": "call", "fn": NAME, "args": [...], "kwargs": {...}, "grad": [arg indices]}
+    {"op": "call", "fn": NAME, "args": [...], "kwargs": {...}, "grad": [arg indices], "cotangent": tensor (optional)}
       -> {"ok": True, "result": VALUE, "grads": [tensor or None, ...]}
       -> {"ok": False, "error": {"type", "message", "line", "kind"}}
       -> {"ok": False, "error": {"kind": "mutated", "argument": position or keyword}}  (the call wrote into it)
@@ -80,8 +80,13 @@ def call(module, request: dict) -> dict:
     before = copies(args, kwargs)
     result = fn(*args, **kwargs)
     grads = []
+    cotangent = request.get("cotangent")
     if grad:
-        if isinstance(result, torch.Tensor) and result.requires_grad and result.numel() == 1:
+        if isinstance(result, torch.Tensor) and result.requires_grad and isinstance(cotangent, torch.Tensor) \
+                and cotangent.shape == result.shape:
+            result.backward(cotangent.to(result.dtype))  # the vector-Jacobian product: d(cotangent . result)
+            grads = [args[i].grad for i in grad]
+        elif isinstance(result, torch.Tensor) and result.requires_grad and result.numel() == 1:
             result.backward()  # one element: the same gradient as result.sum().backward()
             grads = [args[i].grad for i in grad]
         else:

@@ -23,12 +23,11 @@ from typing import Callable
 
 import yaml
 
-BAND_METRICS = ("rm_score", "gold", "kl")   # per PPO iteration, banded for every PPO test besides its `plotted`
-
 
 def band_metrics(test) -> tuple[str, ...]:
-    """The per-iteration metrics whose band a test's calibration records: BAND_METRICS and all it plots."""
-    return tuple(dict.fromkeys((*BAND_METRICS, *test.plotted)))
+    """The per-iteration metrics whose band a test's calibration records: the lab's band metrics and all it plots."""
+    from autograder import registry
+    return tuple(dict.fromkeys((*registry.lab().band_metrics, *test.plotted)))
 
 
 @dataclass(frozen=True)
@@ -80,14 +79,17 @@ def seeded(spec: dict, index: int) -> dict:
 
 
 def tasks_for(tests: list[str], seeds: int, entry: str | None = None) -> list[Task]:
-    """One task per seed and group of tests that share a memo; the longest groups first."""
-    from autograder import registry
-    RM_TEST = registry.lab_module("baseline").RM_TEST
+    """One task per seed and group of tests that share a memo; the costliest groups first (their trainings'
+    estimated CPU seconds, E2ETest.runs)."""
+    from autograder import config
     from autograder.e2e import load_all
-    REGISTRY = load_all()
+    REGISTRY, e2e = load_all(), config.current().e2e
+
+    def cost(group: tuple[str, ...]) -> float:
+        return sum({key: s for t in group for key, s in REGISTRY[t].runs(e2e[t]).items()}.values())
     groups = [(REGISTRY[t].shares, t) for t in tests if REGISTRY[t].shares in tests]
     groups += [(t,) for t in tests if not any(t in g for g in groups)]
-    groups.sort(key=lambda g: (len(g), g != (RM_TEST,)), reverse=True)
+    groups.sort(key=lambda g: (len(g), cost(g)), reverse=True)
     return [Task(g, i, entry) for i in range(seeds) for g in groups]
 
 
@@ -121,7 +123,8 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
         except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
             metrics, message, histories = None, f"training diverged: {str(exc)[:120]}", {}
         history = histories.get(e2e_mod.REGISTRY[test].band, []) if task.entry is None else []
-        band = {m: [h[m] for h in history] for m in band_metrics(e2e_mod.REGISTRY[test])} if history else {}
+        banded = [m for m in band_metrics(e2e_mod.REGISTRY[test]) if history and m in history[0]]
+        band = {m: [h[m] for h in history] for m in banded}
         runs.append(Run(test, task.index, task.entry, metrics, message, band))
     return runs
 

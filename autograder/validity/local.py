@@ -38,14 +38,14 @@ class LocalSubmission:
         self._inconsistent: dict[str, SubmissionError] = {}
 
     def call(self, fn: str, *args, grad: tuple[int, ...] = (), timeout: float | None = None,
-             valid: bool = True, **kwargs):
+             valid: bool = True, cotangent: torch.Tensor | None = None, **kwargs):
         if fn in self._inconsistent:
             raise self._inconsistent[fn]
-        answer = self._answer(fn, args, kwargs, grad, valid)
+        answer = self._answer(fn, args, kwargs, grad, valid, cotangent)
         self._answers += 1
         if reasked(self._answers):
             try:
-                again = self._answer(fn, args, kwargs, grad, valid)
+                again = self._answer(fn, args, kwargs, grad, valid, cotangent)
             except SubmissionError:
                 again = None
             if again is None or not same_answer(fn, answer, again, tuple(args), kwargs):
@@ -53,7 +53,8 @@ class LocalSubmission:
                 raise self._inconsistent[fn]
         return answer
 
-    def _answer(self, fn: str, sent_args: tuple, sent_kwargs: dict, grad: tuple[int, ...], valid: bool) -> tuple:
+    def _answer(self, fn: str, sent_args: tuple, sent_kwargs: dict, grad: tuple[int, ...], valid: bool,
+                cotangent: torch.Tensor | None = None) -> tuple:
         function = getattr(self.module, fn, None)
         if function is None:
             raise SubmissionError(f"{fn} is missing", "missing")
@@ -72,7 +73,10 @@ class LocalSubmission:
         if grad:
             outputs = value if isinstance(value, torch.Tensor) else None
             inputs = [args[i] for i in grad]
-            if outputs is not None and outputs.requires_grad and outputs.dim() == 0:
+            if outputs is not None and outputs.requires_grad and cotangent is not None \
+                    and cotangent.shape == outputs.shape:  # a vector-Jacobian product, as the child's
+                grads = list(torch.autograd.grad(outputs, inputs, cotangent.to(outputs.dtype), allow_unused=True))
+            elif outputs is not None and outputs.requires_grad and outputs.dim() == 0:
                 grads = list(torch.autograd.grad(outputs, inputs, allow_unused=True))
             else:
                 grads = [None] * len(grad)

@@ -8,8 +8,7 @@ implementations can be trained, compared and graded:
     history = train_dpo(policy, pairs, parts.dpo_loss, parts, DPOConfig(beta=0.1))
 
 `Parts` bundles the five contract functions; `Parts.from_module(posttrain)` takes them from a module.
-The world (tinylm.py, lab_helpers.py, sft.pt) is Lab 12's, unchanged: beside this file in the
-student bundle, in the repository's top-level assignment/ folder otherwise.
+The world (tinylm.py, lab_helpers.py, sft.pt) is Lab 12's, unchanged, beside this file.
 """
 
 from __future__ import annotations
@@ -17,20 +16,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import random
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
+import tinylm
 import torch
-
-try:
-    import tinylm
-except ImportError:  # in the repository: Lab 12's world, three folders up
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "assignment"))
-    import tinylm
-from lab_helpers import collect_rankings, gold_score  # noqa: E402
+from lab_helpers import collect_rankings, gold_score
 
 CONTRACT = ("group_advantages", "grpo_policy_loss", "sequence_logprob", "dpo_loss", "ipo_loss")
 

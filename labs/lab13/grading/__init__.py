@@ -1,10 +1,10 @@
-"""Lab 13's grading package (GRPO and DPO on TinyLM), loaded by path by the engine (issue 21's seam).
+"""Lab 13's grading package (GRPO and DPO on TinyLM), loaded by the engine by path as `lab13` (docs/labs.md).
 
-    checks/public, checks/hidden   unit and property checks (`checks.check` registers them here)
-    e2e.py                         end-to-end tests (`e2e.e2e_test`), their measurements and criteria
-    bank/                          known mistakes and correct variants, with their public sources
-    nulls.py                       input-blind submissions that must score 0 everywhere
-    lab.py                         the hooks the engine asks a lab for (registry.Lab's fields)
-    world.py                       where the given world and the reference live; imports them
-    calibrate.py                   the e2e tests' reference distributions and margins (data/calibration.json)
+    lab.py                         its hooks (registry.Lab): parts, probes, diagnosis, plots, fresh twins
+    checks/public, checks/hidden   unit and property checks (the engine's @check)
+    e2e_tests.py                   end-to-end tests (the engine's @e2e_test), their measurements and criteria
+    bank/                          known mistakes and correct variants (@mistake, @variant), with their sources
+    nulls.py                       input-blind submissions that must score 0 everywhere (NULLS, null_source)
+    plots.py                       the report's plots of the e2e runs
+    data/calibration_runs.jsonl    the reference's calibration runs (50 seeds; `calibrate --raw` resumes from it)
 """

@@ -1,46 +1,58 @@
-"""Lab 13 as the engine sees it: the hooks of `autograder.registry.Lab`, and the tests it grades.
+"""Lab 13's hooks (registry.Lab), registered when the engine imports this module for a full grade.
 
-When issue 21's seam loads a lab folder, it imports this module by path and calls `register(registry)`;
-until then the standalone runner (local.py) and labs/lab13/tests use the same functions.
+The training code's function bundle, tiny probe inputs, the engine's mistake diagnosis over this lab's bank, the
+plots, and the fresh twins of the public checks' inputs. Importing it registers the end-to-end tests
+(e2e_tests.py); the checks register from checks/ (autograder.checks.load_all).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import torch
 
-from . import diagnosis, world
+from autograder import config, diagnosis, registry
+from autograder.paths import use_world
 
-world.use_world()
+from . import e2e_tests, plots  # noqa: F401  (e2e_tests: its @e2e_test registrations)
+
+use_world()
 import training  # noqa: E402
 
-
-def make_parts(functions: dict[str, Callable]) -> Any:
-    """Contract function name -> callable, to the training code's bundle."""
-    return training.Parts(**functions)
+LOGPROB_ARGS = ("old_logp", "ref_logp", "token_logp", "policy_chosen", "policy_rejected", "ref_chosen",
+                "ref_rejected")
 
 
-def probe_inputs() -> dict[str, tuple]:
-    return training.probe_inputs()
+def twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
+    """A fresh input like a public check's: the same function, shapes, dtype, mask and settings, new values.
+
+    Log-probs are drawn in [-10, 0); `logp` sits within +-0.5 of `old_logp`, so both clip branches occur;
+    rewards and advantages are standard normal. The mask and every non-tensor argument are kept."""
+    if not valid:
+        return args, dict(kwargs)
+    g = torch.Generator().manual_seed(13_000 + position)
+    names = config.current().contract[function].parameters
+    drawn: dict[str, torch.Tensor] = {}
+    for name, a in zip(names, args):
+        if not isinstance(a, torch.Tensor) or name == "mask":
+            continue
+        if name in LOGPROB_ARGS:
+            drawn[name] = -10 * torch.rand(a.shape, generator=g, dtype=torch.float64)
+        elif name != "logp":
+            drawn[name] = torch.randn(a.shape, generator=g, dtype=torch.float64)
+    if "logp" in names[:len(args)]:
+        old = drawn["old_logp"]
+        drawn["logp"] = old + (torch.rand(old.shape, generator=g, dtype=torch.float64) - 0.5)
+    fresh = tuple(drawn[n].to(a.dtype) if n in drawn else a for n, a in zip(names, args))
+    return fresh, dict(kwargs)
 
 
-def diagnose(part: str, failure, reference, ask=None) -> str:
-    """(part, failure, reference, ask) -> a hint, or "" (registry.Lab.diagnose's signature; ask unused:
-    the mistakes run in the judge on the failing input)."""
-    return diagnosis.hint(failure, reference)
-
-
-def plot(test: str, histories: dict, metrics: tuple[str, ...]) -> list[tuple[str, bytes]]:
-    """(test, histories, metrics) -> PNGs: Lab 12's plotting (one line per history, per metric) fits as is."""
-    from autograder import plots
-    return plots.e2e_plots(test, histories, metrics)
-
-
-def register(registry: Any) -> None:
-    """Hand the lab to the engine (the seam's entry point): its hooks, and its checks and e2e tests when the
-    engine's registry takes a lab's own (`register_tests`, issue 21; SEAM.md)."""
-    from .checks import load_all
-    from .e2e import REGISTRY as E2E
-    registry.register_lab(registry.Lab(name="lab13", make_parts=make_parts, probe_inputs=probe_inputs,
-                                       diagnose=diagnose, plot=plot))
-    if hasattr(registry, "register_tests"):
-        registry.register_tests(load_all(), E2E)
+registry.register_lab(registry.Lab(
+    name="lab13",
+    make_parts=lambda functions: training.Parts(**functions),
+    probe_inputs=training.probe_inputs,
+    diagnose=diagnosis.diagnose,
+    plot=plots.e2e_plots,
+    confirmation_calls=lambda function: [],
+    twin=twin,
+    twin_scale=lambda function, args: 0.0,
+    band_metrics=("reward", "loss", "margin"),  # per GRPO iteration (reward), per DPO step (loss, margin)
+))

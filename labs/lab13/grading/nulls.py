@@ -1,5 +1,5 @@
 """Lab 13's null family: whole submissions whose answers ignore their input. Each must score 0 in every
-check and fail every e2e test (validate.py grades them all).
+check and fail every e2e test (`python -m autograder --lab labs/lab13 validate --e2e`).
 
 A null is one answer rule per contract function, the body of that function (its parameters in scope;
 `_fill(like, shape, c)` gives a tensor of the input's dtype): constants, zeros that keep the graph
@@ -9,13 +9,10 @@ log-probs.
 
 from __future__ import annotations
 
-import inspect
-import types
+import ast
 from dataclasses import dataclass
 
-from . import world
-
-CONTRACT = ("group_advantages", "grpo_policy_loss", "sequence_logprob", "dpo_loss", "ipo_loss")
+from autograder import config, paths
 
 
 @dataclass(frozen=True)
@@ -69,17 +66,12 @@ def _fill(like, shape, c):
 
 def null_source(null: Null) -> str:
     """The text of a posttrain.py whose functions answer by `null`'s rules (the reference's signatures)."""
-    reference = world.load_reference()
+    tree = ast.parse(paths.REFERENCE.read_text())
+    signatures = {node.name: node.args for node in tree.body if isinstance(node, ast.FunctionDef)}
     parts = [HELPERS]
-    for name in CONTRACT:
-        signature = inspect.signature(getattr(reference, name))
-        bare = [p.replace(annotation=inspect.Parameter.empty) for p in signature.parameters.values()]
-        parameters = ", ".join(str(p) for p in bare)
-        parts.append(f"\ndef {name}({parameters}):\n    return {null.bodies[name]}\n")
+    for name in config.current().functions:
+        arguments = signatures[name]
+        for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+            arg.annotation = None
+        parts.append(f"\ndef {name}({ast.unparse(arguments)}):\n    return {null.bodies[name]}\n")
     return "\n".join(parts)
-
-
-def null_module(null: Null) -> types.ModuleType:
-    module = types.ModuleType(f"null_{null.name}")
-    exec(compile(null_source(null), f"<null {null.name}>", "exec"), module.__dict__)  # noqa: S102 - trusted text
-    return module

@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from . import mistake, sources, variant
+from autograder.bank import mistake, variant
+
+from . import sources
 
 
 # ------------------------------------------------------------------ sequence_logprob

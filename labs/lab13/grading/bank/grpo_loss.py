@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from . import mistake, sources, variant
+from autograder.bank import mistake, variant
+
+from . import sources
 
 
 def _agg(per_token, mask, aggregation):

@@ -1,0 +1,1 @@
+"""Checks against the reference over the declared domain, and properties (never shipped)."""

@@ -10,12 +10,11 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from autograder.checks import Context
-from autograder.checks.hidden.strategies import DTYPES, bounded, ragged_ranges
+from autograder.checks import Context, check
 from autograder.checks.tools import call, for_all
 
-from .. import check
 from ..public.common import PREF_NAMES, SEQ_NAMES, expect_grad
+from .strategies import DTYPES, bounded, ragged_ranges
 
 BETAS = st.sampled_from((0.1, 0.01, 0.5, 1.0, 5.0, 10.0))
 

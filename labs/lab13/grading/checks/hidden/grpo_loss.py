@@ -12,13 +12,12 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from autograder.checks import CheckFailed, Context
-from autograder.checks.hidden.strategies import LOG_RATIOS, ragged_ranges
+from autograder.checks import CheckFailed, Context, check
 from autograder.checks.tools import Answer, call, call_rejected, for_all, tolerances
 from autograder.remote import SubmissionError
 
-from .. import check
 from ..public.common import GRPO_NAMES, expect_grad, grad_of
+from .strategies import LOG_RATIOS, logprob_pair, ragged_ranges
 
 AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "token_sum_norm")
 MARGIN = 1e-3
@@ -31,7 +30,6 @@ CASES = st.tuples(ragged_ranges(((0.0, 1.0), LOG_RATIOS, (-40.0, 0.0), (-10.0, 1
 
 def inputs(case, away_from_kinks: bool = True) -> tuple:
     """(logp, old_logp, ref_logp, advantages, mask, clip_eps, beta, aggregation), log-probs in [-40, 0]."""
-    from autograder.checks.hidden.strategies import logprob_pair
     inp, eps, beta, aggregation = case
     where, log_ratio, ref_logp, adv = inp.tensors
     logp, old_logp = logprob_pair(where, log_ratio)

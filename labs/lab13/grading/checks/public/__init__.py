@@ -1,0 +1,1 @@
+"""Reference-free checks on hand-computed values (shipped with the self-check)."""

@@ -6,10 +6,9 @@ import math
 
 import torch
 
-from autograder.checks import Context
-from autograder.checks.tools import call
+from autograder.checks import Context, check
+from autograder.checks.tools import call, public
 
-from .. import check
 from .common import PREF_NAMES, SEQ_NAMES, expect_grad
 
 
@@ -24,6 +23,7 @@ def pairs() -> tuple:
 
 @check("dpo.seq_known_values", "sequence_logprob sums the generated tokens' log-probs (ragged mask)",
        functions=("sequence_logprob",))
+@public
 def seq_known_values(ctx: Context) -> None:
     token_logp = torch.tensor([[-1.0, -2.0, -3.0], [-0.5, -30.0, -20.0]], dtype=torch.float64)
     mask = torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]], dtype=torch.float64)
@@ -33,6 +33,7 @@ def seq_known_values(ctx: Context) -> None:
 
 
 @check("dpo.dpo_known_values", "dpo_loss and its gradients on three hand-computed pairs", functions=("dpo_loss",))
+@public
 def dpo_known_values(ctx: Context) -> None:
     # beta = 0.5: beta * h = [0, 1, -2]; -log sigmoid = [log 2, log(1 + e^-1), log(1 + e^2)], mean 1.044446
     # d loss / d policy_chosen = -beta * sigmoid(-beta * h) / P; d / d policy_rejected is its opposite
@@ -47,6 +48,7 @@ def dpo_known_values(ctx: Context) -> None:
 
 
 @check("ipo.known_values", "ipo_loss and its gradients on three hand-computed pairs", functions=("ipo_loss",))
+@public
 def ipo_known_values(ctx: Context) -> None:
     # beta = 0.5: target margin 1 / (2 beta) = 1; (h - 1)^2 = [1, 1, 25], mean 9
     # d loss / d policy_chosen = 2 (h - 1) / P = [-2/3, 2/3, -10/3]; d / d policy_rejected is its opposite

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import torch
 
-from autograder.checks import Context
-from autograder.checks.tools import call
+from autograder.checks import Context, check
+from autograder.checks.tools import call, public
 
-from .. import check
 from .common import ADV_NAMES
 
 
 @check("group_adv.known_values", "group_advantages with and without the std on three hand-computed groups",
        functions=("group_advantages",))
+@public
 def known_values(ctx: Context) -> None:
     # three groups of 4: [1, 0, 0, 0], [1, 1, 1, 1] (all equal), [2, 0, 1, 1]
     rewards = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 2.0, 0.0, 1.0, 1.0], dtype=torch.float64)

@@ -6,10 +6,9 @@ import math
 
 import torch
 
-from autograder.checks import Context
-from autograder.checks.tools import call
+from autograder.checks import Context, check
+from autograder.checks.tools import call, public
 
-from .. import check
 from .common import GRPO_NAMES, expect_grad
 
 
@@ -44,6 +43,7 @@ SAYS = {"token_mean": "one mean over all mask == 1 tokens of the batch",
 
 @check("grpo_loss.known_values", "grpo_policy_loss and its gradient on a hand-computed example, each aggregation",
        functions=("grpo_policy_loss",))
+@public
 def known_values(ctx: Context) -> None:
     for aggregation, (loss, grad) in EXPECTED.items():
         answer = call(ctx, "grpo_policy_loss", *example(), clip_eps=0.2, beta=0.1, aggregation=aggregation,

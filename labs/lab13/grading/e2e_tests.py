@@ -7,41 +7,25 @@
                       down, and the arithmetic the labeler never checked is lost (as blind_spot in Lab 12)
     ipo_gold          IPO raises the gold score while staying closer to the reference than DPO
 
-Each test is an `autograder.e2e.E2ETest` (the engine's generic type: criteria, settings, measure), kept in
-this lab's own REGISTRY until the engine loads a lab's tests from its folder (issue 21). The judge's
-measurements use the world only: accuracy and gold of fresh samples, log-probs of fixed pairs; never a
-number the submission's functions computed.
+Each test registers with the engine's `@e2e_test` (autograder/e2e.py) when grading/lab.py imports this module.
+The judge's measurements use the world only: accuracy and gold of fresh samples, log-probs of fixed pairs; never
+a number the submission's functions computed.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from autograder.e2e import Criterion, E2ETest, Runs, no_runs
+from autograder.e2e import Criterion, Runs, e2e_test
+from autograder.paths import use_world
 
-from . import world
-
-world.use_world()
+use_world()
 import tinylm  # noqa: E402
 import training  # noqa: E402
 
-REGISTRY: dict[str, E2ETest] = {}
 EVAL_SEED_OFFSET = 10_000          # evaluation problems never overlap the training's
 GRPO_SECONDS, DPO_SECONDS = 5.0, 2.5   # reference CPU seconds of one run (one torch thread), for the lanes
-
-
-def e2e_test(name: str, title: str, description: str, criteria: list[Criterion], settings: tuple[str, ...],
-             shares: str | None = None, band: str | None = None, plotted: tuple[str, ...] = (),
-             runs: Runs = no_runs) -> Callable:
-    """Register the decorated measurement as the end-to-end test `name` (grading.yaml `e2e.<name>`)."""
-    def register(measure: Callable) -> Callable:
-        if name in REGISTRY:
-            raise ValueError(f"e2e test {name} is registered twice")
-        REGISTRY[name] = E2ETest(name, title, description, tuple(criteria), settings, measure, shares, band, plotted,
-                                 runs)
-        return measure
-    return register
 
 
 def _key(spec: Mapping, what: str) -> tuple:

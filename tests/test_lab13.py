@@ -1,0 +1,150 @@
+"""Lab 13 (labs/lab13/, GRPO and DPO) graded by the engine through the commands a user runs
+(`python -m autograder --lab labs/lab13 ...`), in fresh processes: its reference gets full marks, its starter
+nothing, its self-check runs its public checks, and `validate --e2e` holds (nulls 0, mistakes caught in their
+part, variants full). The fast tests check the folder's declarations against each other."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder import config
+from autograder.child import worker
+from autograder.paths import ROOT
+from autograder.starter import strip_solutions
+
+LAB13 = ROOT / "labs" / "lab13"
+REFERENCE = LAB13 / "solutions" / "posttrain.py"
+CFG = config.load(LAB13 / "grading.yaml")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", "--lab", str(LAB13), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1800)
+
+
+def in_lab13(code: str) -> str:
+    """Run `code` in a process working on Lab 13 (AUTOGRADER_LAB); its stdout."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "AUTOGRADER_LAB": str(LAB13)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def score(out: Path) -> float:
+    return json.loads((out / "results.json").read_text())["score"]
+
+
+def test_the_world_copies_are_lab12s_files_bit_for_bit():
+    for name in ("tinylm.py", "lab_helpers.py", "sft.pt"):
+        assert name in CFG.world
+        assert (LAB13 / "assignment" / name).read_bytes() == (ROOT / "assignment" / name).read_bytes(), name
+    assert all((LAB13 / "assignment" / name).is_file() for name in CFG.world)
+
+
+def test_the_starter_is_generated_from_the_reference():
+    assert (LAB13 / "assignment" / CFG.submission).read_text() == strip_solutions(REFERENCE.read_text())
+
+
+def test_the_contract_is_the_references_signatures():
+    tree = ast.parse(REFERENCE.read_text())
+    defined = {n.name: [a.arg for a in n.args.args] for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert [f for f in defined if f in CFG.contract] == list(CFG.contract)  # the starter's order
+    for name, fn in CFG.contract.items():
+        assert defined[name] == list(fn.parameters), name
+
+
+def test_rows_of_an_argument_is_one_value_per_row():
+    seq = CFG.contract["sequence_logprob"]
+    assert seq.returns == "rows of token_logp" and seq.shapes((torch.zeros(3, 5), torch.ones(3, 5))) == (3,)
+    assert CFG.contract["group_advantages"].shapes((torch.zeros(8), 4)) == (8,)
+
+
+def test_a_returns_item_must_name_a_parameter(tmp_path):
+    text = (LAB13 / "grading.yaml").read_text().replace("returns: rows of token_logp", "returns: rows of logits")
+    (tmp_path / "grading.yaml").write_text(text)
+    with pytest.raises(config.ConfigError, match='"rows of logits": expected "scalar", "like PARAMETER" or '):
+        config.load(tmp_path / "grading.yaml")
+
+
+def test_the_child_gives_a_vector_jacobian_product_for_a_cotangent():
+    """A value of more than one element: the gradient of cotangent . value (autograder/remote.py's backward)."""
+    import types
+    module = types.SimpleNamespace(rows=lambda x: (x ** 2).sum(1))
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    reply = worker.call(module, {"fn": "rows", "args": [x], "kwargs": {}, "grad": [0],
+                                 "cotangent": torch.tensor([1.0, -2.0])})
+    assert torch.equal(reply["grads"][0], torch.tensor([[2.0, 4.0], [-12.0, -16.0]]))
+    no_cotangent = worker.call(module, {"fn": "rows", "args": [x], "kwargs": {}, "grad": [0]})
+    assert no_cotangent["grads"] == [None]  # only a one-element answer has a gradient of its own
+
+
+def test_the_lab_registers_every_configured_test_and_its_bank():
+    out = in_lab13(
+        "from autograder import bank, checks, config, e2e, registry\n"
+        "cfg = config.current(); e2e.load_all(); e2e.check_config(cfg)\n"
+        "assert set(checks.load_all()) == {t for t in cfg.tests if not t.startswith('e2e.')}\n"
+        "entries = bank.load_all()\n"
+        "assert all(e.hint for e in entries if e.is_mistake) and {e.part for e in entries} == set(cfg.parts)\n"
+        "assert sum(1 for e in entries if e.is_mistake and e.source) >= 10\n"
+        "lab = registry.lab(); print(lab.name, len(entries))\n")
+    assert out.split()[0] == "lab13"
+
+
+def test_a_twin_keeps_the_shapes_mask_and_settings_and_draws_new_values():
+    out = in_lab13(
+        "import torch\nfrom autograder import registry\nlab = registry.lab()\n"
+        "x, mask = torch.zeros(2, 3, dtype=torch.float64), torch.tensor([[1.0, 1, 0], [1, 0, 0]])\n"
+        "args = (x, x, x, torch.zeros(2, dtype=torch.float64), mask)\n"
+        "fresh, kw = lab.twin('grpo_policy_loss', args, {'beta': 0.1}, True, 0)\n"
+        "assert [a.shape for a in fresh] == [a.shape for a in args] and fresh[4] is mask and kw == {'beta': 0.1}\n"
+        "assert all(a.dtype == torch.float64 for a in fresh[:4]) and not torch.equal(fresh[0], x)\n"
+        "assert (fresh[1] < 0).all() and ((fresh[0] - fresh[1]).abs() <= 0.5).all()\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"
+
+
+def test_the_self_check_runs_the_public_checks(tmp_path):
+    done = run("grade", str(REFERENCE), "--out", str(tmp_path / "self"), "--self-check")
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "self" / "results.json").read_text())
+    public = {t for t, spec in CFG.tests.items() if spec.inputs_visibility == "visible" and not t.startswith("e2e.")}
+    assert {t["name"].split(":")[0] for t in results["tests"]} == public
+    assert results["score"] == sum(CFG.tests[t].points for t in public)
+
+
+@pytest.mark.slow
+def test_the_reference_gets_full_marks_and_the_starter_nothing(tmp_path):
+    ref = run("grade", str(REFERENCE), "--out", str(tmp_path / "ref"))
+    assert ref.returncode == 0, ref.stderr[-3000:]
+    total = sum(spec.points for spec in CFG.tests.values())
+    assert score(tmp_path / "ref") == total, ref.stdout
+    assert f"{CFG.title}: grade {total:.1f} / {total:g}" in (tmp_path / "ref" / "report.md").read_text()
+    starter = run("grade", str(LAB13 / "assignment" / "posttrain.py"), "--out", str(tmp_path / "starter"))
+    assert starter.returncode == 0, starter.stderr[-3000:]
+    assert score(tmp_path / "starter") == 0
+
+
+@pytest.mark.slow
+def test_the_lab_validates_with_its_e2e_tests():
+    """Its nulls score 0 on every test (checks and e2e), every mistake is caught in its own part with no hint but
+    its own, every variant gets full marks."""
+    done = run("validate", "--e2e")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-3000:]
+    assert "every expectation holds" in done.stdout
+
+
+def test_the_in_process_stand_in_gives_the_same_vector_jacobian_product():
+    import types
+
+    from autograder.validity.local import LocalSubmission
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    sub = LocalSubmission(types.SimpleNamespace(rows=lambda x: (x ** 2).sum(1)))
+    _, grads = sub.call("rows", x, grad=(0,), cotangent=torch.tensor([1.0, -2.0]))
+    assert torch.equal(grads[0], torch.tensor([[2.0, 4.0], [-12.0, -16.0]]))
