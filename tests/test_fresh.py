@@ -126,4 +126,4 @@ def test_a_full_grade_fails_the_memorised_null_and_keeps_the_twins_input_private
     full = grade(path, only={"gae"})
     known = next(t for t in full.tests if t.id == "gae.known_values")
     assert full.score == 0 and known.message.startswith(tools.FRESH) and not full.notice
-    assert known.inputs_visibility == config.load().default_inputs_visibility and known.withheld
+    assert known.input_release == config.load().default_inputs_visibility and known.withheld
