@@ -247,7 +247,7 @@ class RemoteSubmission:
             if err.get("type") == "NotImplementedError" and valid and err.get("kind") == "raised":
                 kind = "not_implemented"
             raised = _raised(err)
-            sentence = f"{self.path.name} does not define {fn}" if kind == "missing" else f"{fn} {raised}"
+            sentence = f"{self.name} does not define {fn}" if kind == "missing" else f"{fn} {raised}"
             if err.get("kind") == "unsendable":  # the answer, not the function, failed: e.g. a sparse tensor
                 sentence = f"{fn} returned a value the grader cannot read back (sending it {raised})"
             said = textsafe.said(err.get("message"), err.get("line"), self.cells) if kind == "raised" else ""

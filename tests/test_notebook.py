@@ -253,7 +253,7 @@ def test_grade_all_jobs_and_their_reports_use_the_notebooks_terms(tmp_path):
     assert NOTEBOOK_ERRORS["syntax"][1].format(cell=cell) in outcome["reason"]
     for name in ("results.json", "report.md", "report.html"):
         assert f"code cell {cell}, line 3: expected" in outcome["files"][name], name
-        assert "lab12-notebook-" not in outcome["files"][name] and "lab12-batch-" not in outcome["files"][name]
+        assert "autograder-notebook-" not in outcome["files"][name] and "autograder-batch-" not in outcome["files"][name]
 
 
 def test_a_runtime_error_in_a_function_names_its_cell(tmp_path):
@@ -264,3 +264,11 @@ def test_a_runtime_error_in_a_function_names_its_cell(tmp_path):
     failed = [t for t in result.tests if not t.passed]
     assert failed and all(t.finding.submission_text == f"code cell {cell}, line 4: my own error" for t in failed), \
         [t.finding.submission_text for t in failed]
+
+
+def test_a_missing_function_is_named_with_the_notebook(tmp_path):
+    """"does not define" names the file the student wrote (the notebook), never the converted module."""
+    path, _ = broken_notebook(tmp_path, "import torch\n\ndef scale(x):\n    return x\n")
+    result = grade(path, only={"gae"}, mode="self_check")
+    assert result.tests and all(t.message.startswith(f"{path.name} does not define compute_gae") for t in result.tests), \
+        [t.message for t in result.tests]
