@@ -253,7 +253,7 @@ def test_grade_all_jobs_and_their_reports_use_the_notebooks_terms(tmp_path):
     assert NOTEBOOK_ERRORS["syntax"][1].format(cell=cell) in outcome["reason"]
     for name in ("results.json", "report.md", "report.html"):
         assert f"code cell {cell}, line 3: expected" in outcome["files"][name], name
-        assert "autograder-notebook-" not in outcome["files"][name] and "autograder-batch-" not in outcome["files"][name]
+        assert not [p for p in ("autograder-notebook-", "autograder-batch-") if p in outcome["files"][name]]
 
 
 def test_a_runtime_error_in_a_function_names_its_cell(tmp_path):
@@ -270,5 +270,5 @@ def test_a_missing_function_is_named_with_the_notebook(tmp_path):
     """"does not define" names the file the student wrote (the notebook), never the converted module."""
     path, _ = broken_notebook(tmp_path, "import torch\n\ndef scale(x):\n    return x\n")
     result = grade(path, only={"gae"}, mode="self_check")
-    assert result.tests and all(t.message.startswith(f"{path.name} does not define compute_gae") for t in result.tests), \
-        [t.message for t in result.tests]
+    messages = [t.message for t in result.tests]
+    assert messages and all(m.startswith(f"{path.name} does not define compute_gae") for m in messages), messages
