@@ -81,7 +81,7 @@ def test_starter_fails_clearly(lab):
     assert check.returncode == 1, check.stdout + check.stderr
     assert "[FAIL]" in check.stdout and "is not implemented yet" in check.stdout
     assert "[PASS]" not in check.stdout
-    assert "hidden tests" in check.stdout and "run only when you submit" in check.stdout
+    assert "When you submit" in check.stdout and "the hidden and end-to-end tests run" in check.stdout
     assert (folder / "self_check_report" / "report.html").is_file()
 
 

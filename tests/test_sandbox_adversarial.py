@@ -202,8 +202,8 @@ def test_bad_frames_as_answers_fail_those_calls_only(tmp_path, arena, cfg):
     result = attack(tmp_path, arena, "deep_frame_in_reply", REFERENCE, {"gae", "kl", "ppo_clip", "rm_loss"}, cfg)
     assert part_score(result, "gae") == part_score(result, "kl") == 0
     assert part_score(result, "rm_loss") == part_max(result, "rm_loss") > 0
-    for part, reason in (("gae", "frame nested deeper than 32"), ("kl", "tensor dtype not allowed"),
-                         ("ppo_clip", "integer of 100000 digits")):
+    for part, reason in (("gae", "frame nested deeper than N"), ("kl", "tensor dtype not allowed"),  # N: the
+                         ("ppo_clip", "integer of N digits")):  # wire's words write every number so (wire_words)
         assert f"sent an unreadable answer ({reason}" in messages(result, part), messages(result, part)
 
 
@@ -221,7 +221,7 @@ def zeros_score(tmp_path_factory, cfg):
 
 @slow
 @pytest.mark.parametrize("name, deserves, words, limits", [
-    ("exit_at_import", "nothing", "exited during importing rlhf.py: exit code 0", {}),
+    ("exit_at_import", "nothing", "exited during importing the submission: exit code 0", {}),
     ("lying_eq", "nothing", "compute_gae", {}),
     ("lying_torch_function", "zeros", "differ", {}),
     ("lying_nan", "nothing", "", {}),
@@ -457,7 +457,7 @@ def test_copies_of_the_grader_beside_the_interpreter_are_hidden(tmp_path, arena,
     scored 20/20 for gae before copies were searched for; now they are hidden (0), or the grade refused."""
     found = {c.path for c in isolation.secret_copies()}
     assert copies_beside_the_interpreter / "notes" / "reference_backup.py" in found
-    assert copies_beside_the_interpreter / "site" / "grading" / "bank" / "gae.py" in found
+    assert not (copies_beside_the_interpreter / "site" / "grading").exists()  # an install holds no lab: no bank
     assert copies_beside_the_interpreter / "cache" / "__pycache__" / "helpers.cpython-311.pyc" in found
     result = attack(tmp_path, arena, name, STARTER, {"gae"}, cfg, secrecy=True)
     if result is not None:
@@ -511,7 +511,7 @@ def test_a_link_to_the_reference_is_not_followed(tmp_path, arena, cfg):
     try:  # discovery takes regular files only; the sandbox's copy (O_NOFOLLOW) refuses a link too
         result = grade(folder, only={"gae"}, cfg=cfg)
     except GraderError as exc:
-        assert "no submission" in str(exc)
+        assert "symbolic link" in str(exc) and "only regular files are graded" in str(exc)
     else:
         assert result.score == 0 and "links are not followed" in messages(result, "gae")
     assert GRADING_YAML.is_file()

@@ -319,7 +319,8 @@ def test_a_child_that_answers_its_import_with_a_bad_frame_is_killed_and_not_impo
         sub.call("compute_gae", torch.zeros(1, 2), torch.zeros(1, 2), torch.ones(1, 2))
     message = str(failed.value)
     assert failed.value.kind == "import" and message.startswith("rlhf.py could not be imported: ")
-    expected = {"JSON cut short, then exit": "exited with code 0", "ok is a list": "malformed answer"}
+    expected = {"JSON cut short, then exit": "exited during importing the submission",
+                "ok is a list": "malformed answer"}
     assert expected.get(name, "unreadable answer") in message, message  # refused at once: not "did not finish"
     assert not left_behind(arena), "the child outlived its failed import"
     with pytest.raises(SubmissionError, match="could not be imported"):  # no new child for the next call
