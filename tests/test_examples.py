@@ -14,13 +14,13 @@ import torch
 
 from autograder import bank, checks, config
 from autograder.checks import CheckFailed
+from autograder.checks.strategies import Ragged
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError, reasked
 from autograder.validity.entries import contract_with
 from autograder.validity.local import local_context
 from lab12.checks.hidden import chosen, examples
 from lab12.checks.hidden.domains import DIFFERENTIAL
-from lab12.checks.hidden.strategies import Ragged
 
 HIDDEN = [c for c in checks.load_all().values() if c.run.__module__.startswith("lab12.checks.hidden.")]
 ENTRIES = bank.load_all()

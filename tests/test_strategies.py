@@ -9,10 +9,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 
+from autograder.checks.strategies import LOGPROB_MIN
 from autograder.validity import coverage
 from lab12.checks.hidden import chosen, covering, domains, gae, ppo_clip
 from lab12.checks.hidden.domains import DIFFERENTIAL, FACTORS, IMPOSSIBLE, REGIONS
-from lab12.checks.hidden.strategies import LOGPROB_MIN
 
 
 @pytest.mark.slow  # each runs a check's 40 examples on the reference (1-3 s of CPU)

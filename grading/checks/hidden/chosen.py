@@ -24,9 +24,10 @@ from typing import Any, Callable
 
 import torch
 
+from autograder.checks.strategies import LOGPROB_MIN, Ragged, logprob_pair
+
 from ...checks.hidden import domains as dom
 from ...checks.hidden.covering import Row, covering_rows, ordered_pair
-from ...checks.hidden.strategies import LOGPROB_MIN, Ragged, logprob_pair
 
 # kinds the contract rejects: other libraries' names (verl's kl_penalty, its straight-through "+" forms),
 # case variants, near misses, the empty string

@@ -37,8 +37,7 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, tools
-
-from ...checks.hidden.strategies import Ragged
+from autograder.checks.strategies import Ragged
 
 CHECKS_DIR = Path(__file__).resolve().parent.parent     # the lab's checks: the code the draws depend on
 DATA_FILE = Path(__file__).resolve().with_name("examples.json")

@@ -13,10 +13,10 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.strategies import bounded, ragged_ranges
 from autograder.checks.tools import Answer, call
 
 from ...checks.hidden.examples import for_all
-from ...checks.hidden.strategies import bounded, ragged_ranges
 
 NAMES = ("rewards", "values", "mask")
 FN = ("compute_gae",)

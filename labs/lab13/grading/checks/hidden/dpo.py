@@ -11,10 +11,10 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.strategies import DTYPES, bounded, ragged_ranges
 from autograder.checks.tools import call, for_all
 
 from ..public.common import PREF_NAMES, SEQ_NAMES, expect_grad
-from .strategies import DTYPES, bounded, ragged_ranges
 
 BETAS = st.sampled_from((0.1, 0.01, 0.5, 1.0, 5.0, 10.0))
 

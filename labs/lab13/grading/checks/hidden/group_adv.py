@@ -11,11 +11,11 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.strategies import DTYPES, bounded
 from autograder.checks.tools import call, call_rejected, for_all
 from autograder.remote import SubmissionError
 
 from ..public.common import ADV_NAMES
-from .strategies import DTYPES, bounded
 
 EPS = st.sampled_from((1e-6, 1e-8, 1e-2))
 

@@ -13,11 +13,11 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import CheckFailed, Context, check
+from autograder.checks.strategies import LOG_RATIOS, logprob_pair, ragged_ranges
 from autograder.checks.tools import Answer, call, call_rejected, for_all, tolerances
 from autograder.remote import SubmissionError
 
 from ..public.common import GRPO_NAMES, expect_grad, grad_of
-from .strategies import LOG_RATIOS, logprob_pair, ragged_ranges
 
 AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "token_sum_norm")
 MARGIN = 1e-3

@@ -1,17 +1,17 @@
-"""Hypothesis strategies for Lab 13's inputs: the part of Lab 12's (its grading/checks/hidden/strategies.py) this
-lab draws with: bounded floats with their edges, ragged (B, T) tensors with garbage at padded positions, log-ratios
-and pairs of log-probs with a given ratio,
-float32 and float64. A lab's package imports no other lab's, so the few lines are its own."""
+"""Hypothesis strategies for a lab's tensor inputs, drawn from the whole valid domain a contract declares:
+row lengths from 1 to 48 with T = 1 and single rows, ragged and full rows, values up to the declared
+bounds (the bounds themselves drawn often), garbage at padded positions, float32 and float64."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from hypothesis import strategies as st
 
 DTYPES = (torch.float32, torch.float64)
-GARBAGE = 1e3            # |inputs| at padded positions
+GARBAGE = 1e3            # |inputs| at padded positions (the contract's bound), log-probs excepted
 LOGPROB_MIN = -40.0      # log-probs lie in [LOGPROB_MIN, 0] everywhere, padded positions included
 LONG_T = 24              # a "long row" has at least this many tokens
 
@@ -28,7 +28,7 @@ class Ragged:
         return self.mask.dtype
 
 
-def floats(lo: float, hi: float, width: int = 64) -> st.SearchStrategy[float]:
+def floats(lo: float, hi: float, width: Literal[16, 32, 64] = 64) -> st.SearchStrategy[float]:
     """Finite floats in [lo, hi] (width=32: values a float32 tensor holds exactly)."""
     return st.floats(lo, hi, allow_nan=False, allow_infinity=False, width=width)
 
