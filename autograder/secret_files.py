@@ -174,7 +174,7 @@ def _search(roots: tuple[str, ...], skip: set[str], secrets: list[Path],
             continue
         if size in prints.files:
             same_size.append((entry.path, size))
-        elif size in prints.compiled and entry.name.endswith(".pyc"):
+        if size in prints.compiled and entry.name.endswith(".pyc"):  # also when a secret (a cached .pyc) has its size
             pycs.append((entry.path, size))
     for path, size in same_size:
         original = prints.files[size].get(_sha256(path, size))

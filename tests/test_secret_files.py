@@ -54,6 +54,23 @@ def test_compiled_copies_are_found_by_their_code(root):
                            "lib/site-packages/helpers.pyc": REFERENCE}
 
 
+def test_a_compiled_copy_is_found_when_a_secret_has_its_size(root):
+    """A .pyc of the reference whose size equals a secret file's (the reference's own cached .pyc beside it) is
+    still compared by its code, not only byte for byte."""
+    site = root / "lib" / "site-packages"
+    py_compile.compile(str(REFERENCE), cfile=str(site / "helpers.pyc"), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    cached = REFERENCE.parent / "__pycache__" / "test-size-twin.cpython-311.pyc"  # a secret now, of the same size
+    py_compile.compile(str(REFERENCE), cfile=str(cached), doraise=True)
+    try:
+        secret_files._searched.clear()
+        assert found(root) == {"lib/site-packages/helpers.pyc": REFERENCE}
+    finally:
+        cached.unlink()
+        if not any(cached.parent.iterdir()):
+            cached.parent.rmdir()
+
+
 def test_the_cache_beside_a_copy_is_hidden_with_it(root):
     package = root / "grading" / "bank"
     package.mkdir(parents=True)
