@@ -1,8 +1,8 @@
 """The examples each property check's hypothesis run draws, drawn once and shipped, so that a grade of a
 passing submission spends no time in hypothesis (drawing was ~3 s of CPU per grade).
 
-    for_all(ctx, CASES, body)                        # what tools.for_all(ctx, CASES, body) finds, without drawing
-    for_all(ctx, CASES, body, chosen="compute_gae")  # ... then the body on compute_gae's chosen examples
+    for_all(ctx, CASES, body)              # what tools.for_all(ctx, CASES, body) finds, without drawing
+    for_all(ctx, CASES, body, chosen="f")  # ... then the body on contract function f's chosen examples
 
 Why the finding is the same: hypothesis runs derandomised (tools.for_all), so while the body passes,
 the run draws a fixed list of examples, whatever the body does with them. `drawn` gets that list from
@@ -15,16 +15,20 @@ submission whose answers depend on state or randomness), the listed example's fa
 unshrunk: a failure is never lost. Chosen examples run after the draws pass; a failure there is shown
 as it is (they are small by construction, and hypothesis cannot shrink what it did not draw).
 
-The lists are shipped in examples.json (a hidden-check file, never in the student bundle), keyed by the
-check module, the strategy's repr and max_examples (and "chosen <function>" for the chosen examples,
-which are deterministic but cost ~0.5 s of CPU to build), with a fingerprint of what they depend on (the
-hypothesis and torch versions, the checks' code). A stale or missing file costs time only: the lists
-are then drawn in the grade, once per strategy and process. `python -m autograder refresh`
-rewrites the file; tests/test_examples.py checks that it is current and equals a fresh draw.
+The chosen examples are the lab's (registry.Lab.chosen_examples: its grading/checks/hidden/chosen.py, a
+pairwise covering array of each differential check's factors, built with covering.py and chosen.py).
+The lists are shipped in the lab's grading/checks/hidden/examples.json (a hidden-check file, never in
+the student bundle; the lab declares it among its data files: DataFile(DATA_FILE, is_current, write)),
+keyed by the check module, the strategy's repr and max_examples (and "chosen <function>" for the chosen
+examples, deterministic but costly to build), with a fingerprint of what they depend on (the hypothesis
+and torch versions, the lab's checks' code and this package's). A stale or missing file costs time
+only: the lists are then drawn in the grade, once per strategy and process. `python -m autograder
+refresh` rewrites the file; the tests check that it is current and equals a fresh draw.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import copy
 import hashlib
@@ -36,11 +40,13 @@ import hypothesis
 import torch
 from hypothesis import strategies as st
 
+from autograder import paths
 from autograder.checks import Context, tools
 from autograder.checks.strategies import Ragged
 
-CHECKS_DIR = Path(__file__).resolve().parent.parent     # the lab's checks: the code the draws depend on
-DATA_FILE = Path(__file__).resolve().with_name("examples.json")
+# the code the draws and the chosen examples depend on: the lab's checks, and this package's
+CODE_DIRS = {"lab": paths.GRADING / "checks", "engine": Path(__file__).resolve().parent}
+DATA_FILE = paths.GRADING / "checks" / "hidden" / "examples.json"
 DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.bool)}
 DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
 SHIPPED: dict[str, list] | None = None  # key -> the shipped examples, once read (see _shipped)
@@ -88,14 +94,16 @@ def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
 
 
 def chosen_examples(function: str) -> list:
-    """chosen.examples(function), shipped (building the covering arrays costs ~0.5 s of CPU) or built once."""
+    """The lab's chosen examples of `function`, shipped (building the covering arrays costs ~0.5 s of CPU) or
+    built once."""
+    from autograder import registry
+
     key = f"chosen {function}"
     shipped = _shipped().get(key)
     if shipped is not None:
         return shipped
     if key not in DRAWN:
-        from ...checks.hidden import chosen
-        DRAWN[key] = list(chosen.examples(function))
+        DRAWN[key] = list(registry.lab().chosen_examples(function))
     return DRAWN[key]
 
 
@@ -118,11 +126,22 @@ def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> 
 def fingerprint() -> str:
     """sha256 of what the draws depend on besides their key: library versions and the checks' code (comments and
     docstrings aside: editing them changes no draw)."""
-    from ...baseline import code_of
     h = hashlib.sha256(f"hypothesis {hypothesis.__version__}\ntorch {torch.__version__}\n".encode())
-    for path in sorted(CHECKS_DIR.rglob("*.py")):
-        h.update(str(path.relative_to(CHECKS_DIR)).encode() + b"\0" + code_of(path).encode())
+    for name, folder in CODE_DIRS.items():
+        for path in sorted(folder.rglob("*.py")):
+            h.update(f"{name}/{path.relative_to(folder)}".encode() + b"\0" + code_of(path).encode())
     return h.hexdigest()
+
+
+def code_of(path: Path) -> str:
+    """The module's code without its docstrings (docstring edits do not change what it computes)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
+                and isinstance(node.body[0].value.value, str):
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def is_current(path: Path = DATA_FILE) -> bool:
