@@ -148,3 +148,77 @@ def test_the_in_process_stand_in_gives_the_same_vector_jacobian_product():
     sub = LocalSubmission(types.SimpleNamespace(rows=lambda x: (x ** 2).sum(1)))
     _, grads = sub.call("rows", x, grad=(0,), cotangent=torch.tensor([1.0, -2.0]))
     assert torch.equal(grads[0], torch.tensor([[2.0, 4.0], [-12.0, -16.0]]))
+
+
+def test_the_shipped_data_files_are_current():
+    """`--lab labs/lab13 refresh --check`: its drawn and chosen examples match its checks' code (it writes nothing)."""
+    done = run("refresh", "--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "grading/checks/hidden/examples.json: current" in done.stdout
+
+
+def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
+    """Every hidden property check runs on shipped examples (nothing drawn in a grade); they equal a fresh draw,
+    each distinct draw once, and the chosen examples are what chosen.py builds, each once, none a draw's repeat."""
+    out = in_lab13(
+        "import json\n"
+        "from autograder import checks, registry\n"
+        "from autograder.checks import examples\n"
+        "from autograder.reference import load_reference\n"
+        "from autograder.validity.local import local_context\n"
+        "chosen = registry.lab_module('checks.hidden.chosen')\n"
+        "hidden = [c for c in checks.load_all().values() if '.checks.hidden.' in c.run.__module__]\n"
+        "ctx = local_context(load_reference(), load_reference())\n"
+        "for c in hidden: c.run(ctx)\n"
+        "assert examples.DRAWN == {}, list(examples.DRAWN)\n"
+        "shipped = examples.read(examples.DATA_FILE)\n"
+        "examples.SHIPPED = {}\n"
+        "for c in hidden: c.run(ctx)\n"
+        "code = lambda listed: [json.dumps(examples.encode(e)) for e in listed]\n"
+        "assert set(examples.DRAWN) == set(shipped)\n"
+        "for key, listed in examples.DRAWN.items():\n"
+        "    assert code(listed) == code(shipped[key]), key\n"
+        "    assert len(set(code(listed))) == len(listed), key\n"
+        "drawn = {e for key, listed in shipped.items() if not key.startswith('chosen ') for e in code(listed)}\n"
+        "for function in registry.lab_module('checks.hidden.domains').DIFFERENTIAL:\n"
+        "    built, mine = code(chosen.examples(function)), code(shipped['chosen ' + function])\n"
+        "    assert len(set(mine)) == len(mine) and not set(mine) & drawn, function\n"
+        "    assert [e for e in built if e in mine] == mine, function  # in chosen.py's order\n"
+        "    assert set(built) - set(mine) <= drawn, function  # only a repeat of a draw is left out\n"
+        "print(len(shipped))\n")
+    assert int(out) >= 5 + 4  # the chosen examples of five functions, the draws of four strategies
+
+
+def test_each_differential_check_reaches_every_possible_pair_of_levels():
+    """The draws and the chosen examples together reach every possible pair of each function's factors' levels
+    (grading/checks/hidden/domains.py), as `validate` measures and asserts."""
+    out = in_lab13(
+        "from autograder import registry\n"
+        "from autograder.validity import coverage\n"
+        "domains = registry.lab_module('checks.hidden.domains')\n"
+        "pairs = coverage.pairwise(coverage.record(check_ids=list(domains.DIFFERENTIAL.values())))\n"
+        "assert set(pairs) == set(domains.DIFFERENTIAL) and coverage.holes(pairs) == [], coverage.holes(pairs)[:5]\n"
+        "print(min(len(possible) for _, possible in pairs.values()))\n")
+    assert int(out) >= 50
+
+
+def test_the_training_regime_is_among_the_chosen_examples():
+    out = in_lab13(
+        "import torch\n"
+        "from autograder import registry\n"
+        "from autograder.checks.factors import rows_class\n"
+        "chosen = registry.lab_module('checks.hidden.chosen')\n"
+        "(rewards, G, normalize, eps), (same, _, plain, _) = chosen.examples('group_advantages')[-2:]\n"
+        "assert rewards.dtype == torch.float32 and rewards.shape == (128,) and G == 8 and normalize and not plain\n"
+        "assert torch.equal(rewards, same) and set(rewards.tolist()) == {0.0, 1.0} and eps == 1e-6\n"
+        "grpo = [chosen.call_of('grpo_policy_loss', e) for e in chosen.examples('grpo_policy_loss')[-2:]]\n"
+        "assert [(k['beta'], k['aggregation']) for _, k in grpo] == [(0.04, 'token_mean'), (0.0, 'token_sum_norm')]\n"
+        "args = grpo[0][0]\n"
+        "assert args[0].dtype == torch.float32 and args[4].shape == (64, 4)\n"
+        "assert rows_class(args[4]).startswith('ragged')\n"
+        "four, beta = chosen.examples('dpo_loss')[-2]\n"
+        "assert beta == 0.1 and four[0].shape == (64,)\n"
+        "assert torch.equal(four[0], four[2]) and torch.equal(four[1], four[3])  # the first step: policy = reference\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"
+

@@ -34,7 +34,7 @@ import copy
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import hypothesis
 import torch
@@ -55,20 +55,21 @@ LIVE = False  # True: hypothesis draws in every check, the shipped examples unus
 
 def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], chosen: str = "") -> None:
     """tools.for_all(ctx, strategy, body) without drawing while the body passes every shipped example, then
-    the body on each chosen example of the contract function `chosen` (chosen.py: inputs hypothesis would
+    the body on each chosen example of the contract function `chosen` (the lab's: inputs hypothesis would
     not draw; shipped too).
 
     A failure is never lost: on a shipped example's failure the live run draws it again and shrinks it;
     should the live run pass (a submission with state or randomness answers differently the second time),
     the shipped example's failure stands, unshrunk. A chosen example's failure is reported as it is."""
+    listed = examples(ctx, strategy, body.__module__)
     if LIVE:
         tools.for_all(ctx, strategy, body)
     else:
-        failure = first_failure(examples(ctx, strategy, body.__module__), body)
+        failure = first_failure(listed, body)
         if failure is not None:
             tools.for_all(ctx, strategy, body)
             raise failure
-    for example in chosen_examples(chosen) if chosen else ():
+    for example in chosen_examples(chosen, listed) if chosen else ():
         body(copy.deepcopy(example))
 
 
@@ -93,9 +94,10 @@ def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
     return DRAWN[key]
 
 
-def chosen_examples(function: str) -> list:
+def chosen_examples(function: str, listed: Sequence = ()) -> list:
     """The lab's chosen examples of `function`, shipped (building the covering arrays costs ~0.5 s of CPU) or
-    built once."""
+    built once: each distinct one once, none that repeats one of the draws `listed` (an example of a pure
+    function asked again only repeats its answer, and reaches no level its twin does not)."""
     from autograder import registry
 
     key = f"chosen {function}"
@@ -103,7 +105,13 @@ def chosen_examples(function: str) -> list:
     if shipped is not None:
         return shipped
     if key not in DRAWN:
-        DRAWN[key] = list(registry.lab().chosen_examples(function))
+        seen = {json.dumps(encode(e)) for e in listed}
+        DRAWN[key] = []
+        for example in registry.lab().chosen_examples(function):
+            code = json.dumps(encode(example))
+            if code not in seen:
+                seen.add(code)
+                DRAWN[key].append(example)
     return DRAWN[key]
 
 
