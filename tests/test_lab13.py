@@ -222,3 +222,66 @@ def test_the_training_regime_is_among_the_chosen_examples():
         "print('ok')\n")
     assert out.strip() == "ok"
 
+
+def test_the_confirmation_inputs_separate_every_mistake_of_the_bank():
+    """A hint is named only when the confirmation inputs tell its mistake from the reference and from every other
+    candidate (autograder/diagnosis.py): they do for each of Lab 13's mistakes, seen through its own function, and
+    they are not degenerate (T >= 2, full and ragged rows, beta > 0, both normalisations, every aggregation)."""
+    out = in_lab13(
+        "from autograder import bank, config, diagnosis, registry\n"
+        "from autograder.checks.factors import rows_class\n"
+        "from autograder.reference import load_reference\n"
+        "from autograder.validity.entries import contract_with\n"
+        "lab, ref = registry.lab(), load_reference()\n"
+        "for function, spec in config.current().contract.items():\n"
+        "    calls, correct = lab.confirmation_calls(function), getattr(ref, function)\n"
+        "    answers = {e.name: [diagnosis.answer_of(contract_with(e, ref)[function], a, k) for a, k in calls]\n"
+        "               for e in bank.mistakes_of_part(spec.part)}\n"
+        "    answers['(the reference)'] = [diagnosis.answer_of(correct, a, k) for a, k in calls]\n"
+        "    for e in bank.mistakes_of_part(spec.part):\n"
+        "        if e.function == function:\n"
+        "            alike = [n for n, got in answers.items() if n != e.name\n"
+        "                     and diagnosis.agree(answers[e.name], got, calls, correct)]\n"
+        "            assert not alike, (e.name, alike)\n"
+        "grpo = lab.confirmation_calls('grpo_policy_loss')\n"
+        "assert all(a[0].shape[1] >= 2 for a, _ in grpo) and {k['beta'] > 0 for _, k in grpo} == {True, False}\n"
+        "assert {k['aggregation'] for _, k in grpo} == {'token_mean', 'seq_mean_token_mean', 'token_sum_norm'}\n"
+        "layouts = {rows_class(a[4]) for a, _ in grpo}\n"
+        "assert {'one full row', 'ragged with a full row', 'ragged, none full'} <= layouts\n"
+        "assert {k['normalize_std'] for _, k in lab.confirmation_calls('group_advantages')} == {True, False}\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"
+
+
+def test_a_failed_check_names_its_mistake_only_when_it_is_in_the_bank():
+    """In-process, as a grade diagnoses: a bank mistake failing its differential check is named; left out of the
+    candidates (a mistake the diagnosis does not know), it gets no hint at all."""
+    out = in_lab13(
+        "import types\n"
+        "from autograder import bank, checks, diagnosis\n"
+        "from autograder.checks import CheckFailed\n"
+        "from autograder.reference import load_reference\n"
+        "from autograder.remote import SubmissionError\n"
+        "from autograder.validity.entries import contract_with\n"
+        "from autograder.validity.local import LocalSubmission, local_context\n"
+        "ref = load_reference()\n"
+        "for entry_id, check_id in (('group_adv.population_std', 'group_adv.matches_reference'),\n"
+        "                           ('grpo_loss.always_seq_mean', 'grpo_loss.matches_reference'),\n"
+        "                           ('dpo.log_of_sigmoid', 'dpo.dpo_matches_reference')):\n"
+        "    entry = next(e for e in bank.load_all() if e.id == entry_id)\n"
+        "    module = types.SimpleNamespace(**contract_with(entry, ref))\n"
+        "    sub = LocalSubmission(module)\n"
+        "    def ask(args, kwargs):\n"
+        "        try:\n"
+        "            return sub.call(entry.function, *args, valid=False, **kwargs)[0]\n"
+        "        except SubmissionError:\n"
+        "            return None\n"
+        "    try:\n"
+        "        checks.load_all()[check_id].run(local_context(module, ref))\n"
+        "        raise AssertionError(entry_id + ' passed ' + check_id)\n"
+        "    except CheckFailed as failure:\n"
+        "        named = diagnosis.diagnose(entry.part, failure, ref, ask)\n"
+        "        assert named == f'{entry.hint} (looks like: {entry.name})', (entry_id, named)\n"
+        "        assert diagnosis.diagnose(entry.part, failure, ref, ask, leave_out=entry.name) == ''\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"

@@ -54,7 +54,7 @@ registry.register_lab(registry.Lab(
     probe_inputs=training.probe_inputs,
     diagnose=diagnosis.diagnose,
     plot=plots.e2e_plots,
-    confirmation_calls=lambda function: [],
+    confirmation_calls=chosen.confirmation_calls,
     twin=twin,
     twin_scale=lambda function, args: 0.0,
     data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),),

@@ -1,9 +1,11 @@
-"""Chosen inputs: examples that the differential checks run besides hypothesis's draws, built here, not
-drawn, from levels of the factors in domains.py, so that they reach what hypothesis's first draws often do
-not (a group of equal real rewards with eps = 1e-2, a token with A < 0 beyond e^20 next to a k3 log-ratio
-above 10, a DPO logit below -100 in float32, IPO's margin at its target).
+"""Chosen inputs: examples that the differential checks run besides hypothesis's draws, and the
+confirmation inputs of the diagnosis. Both are built here, not drawn, from levels of the factors in
+domains.py, so that they reach what hypothesis's first draws often do not (a group of equal real rewards
+with eps = 1e-2, a token with A < 0 beyond e^20 next to a k3 log-ratio above 10, a DPO logit below -100
+in float32, IPO's margin at its target).
 
     examples("grpo_policy_loss")            -> [(Ragged([where, log_ratio, ref, adv], mask), eps, beta, agg), ...]
+    confirmation_calls("grpo_policy_loss")  -> ((args, kwargs), ...) of CONFIRM non-degenerate calls
 
 `examples(f)` is one example per row of a pairwise covering array of f's factors (the engine's
 autograder/checks/covering.py: every possible pair of levels in some example), then the training's own
@@ -42,6 +44,7 @@ from autograder.checks.strategies import LOGPROB_MIN, Ragged, logprob_pair
 from ...checks.hidden import domains as dom
 
 UNITS = 8       # units (groups, tokens, pairs) an example can give designated levels, where it has room
+CONFIRM = 12    # confirmation inputs of the diagnosis per function
 FINE = 2.0 ** -14  # the grid of margins: sums of sequence log-probs in [-200, 0] on it are exact in float32
 ROOM = -LOGPROB_MIN  # log-probs lie in [-ROOM, 0]
 
@@ -311,3 +314,30 @@ def call_of(function: str, example) -> tuple[tuple, dict]:
         return (-example.tensors[0].abs(), example.mask), {}
     four, beta = example
     return tuple(four), {"beta": beta}
+
+
+# per function: the levels of its confirmation inputs, cycled (several rows or groups or pairs, full and ragged
+# rows with T >= 2, both normalisations and every eps level, beta > 0 and = 0, every aggregation and clip level)
+_LAYOUTS = ("ragged with a full row", "one full row", "full rows", "ragged, none full", "padded rows of one length",
+            "one padded row")
+_CONFIRM: dict[str, Callable[[int], dict[str, str]]] = {
+    "group_advantages": lambda i: {"G": dom.G_LEVELS[(i // 2) % 3], "N": "N > 1",
+                                   "normalize_std": ("True", "False")[i % 4 // 3],
+                                   "eps": dom.EPS_LEVELS[::-1][i % 3]},
+    "grpo_policy_loss": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6], "clip_eps": dom.CLIP_LEVELS[i % 3],
+                                   "beta": ("strictly inside (0, 1)", "0", "1")[i % 4 % 3],
+                                   "aggregation": dom.AGGREGATIONS[(i // 2) % 3]},
+    "sequence_logprob": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6]},
+    "dpo_loss": lambda i: {"P": ("2 <= P < 10", "P >= 10")[i % 2], "beta": dom.PREF_BETA_LEVELS[(i // 2) % 4]},
+    "ipo_loss": lambda i: {"P": ("2 <= P < 10", "P >= 10")[i % 2], "beta": dom.PREF_BETA_LEVELS[(i // 2) % 4]},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def confirmation_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
+    """CONFIRM chosen, non-degenerate calls of `function` (both dtypes; random levels for every unit)."""
+    calls = []
+    for i in range(CONFIRM):
+        levels = {"dtype": ("float32", "float64")[i % 2], **_CONFIRM[function](i)}
+        calls.append(call_of(function, BUILDERS[function](seeded(function, "confirm", i), levels, [])))
+    return tuple(calls)
