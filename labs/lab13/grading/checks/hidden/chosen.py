@@ -76,9 +76,7 @@ def _group(r: random.Random, G: int, unit: dict[str, str]) -> list[float]:
     z = [(x - mean) / std for x in z]
     s = {"0 < std <= 0.05": (0.01, 0.04), "0.05 < std <= 2": (0.1, 1.9), "std > 2": (2.2, 3.0)}[unit["spread"]]
     std = r.uniform(*s)
-    widest = max(map(abs, z))
-    std = min(std, 9.9 / widest)  # G <= 12: max |z| <= 11 / sqrt(12), so std stays above 2.9
-    room = 10 - std * widest
+    room = 10 - std * max(map(abs, z))  # > 0: std <= 3 and, for G <= 12, |z| <= 11 / sqrt(12)
     mean = r.uniform(-room, room)
     return [mean + std * x for x in z]
 
@@ -96,14 +94,19 @@ def _advantages(r: random.Random, levels: dict[str, str], designated: list) -> t
 
 
 # ---------------------------------------------------------------- grpo_policy_loss
+# d level -> (sign, |d| from, to): |d| < 19.5, so that a log-ratio beyond 20 fits beside it
+_D_RANGES = {"-10 <= d < -1e-3": (-1, 1 / 64, 10), "1e-3 < d <= 10": (1, 1 / 64, 10), "d < -10": (-1, 10.125, 19.5),
+             "d > 10": (1, 10.125, 19.5)}
+
+
 def _kl_d(r: random.Random, level: str) -> float:
-    """d = ref_logp - logp of the level, |d| < 19.5 (so that a log-ratio beyond 20 fits beside it)."""
+    """d = ref_logp - logp of the level."""
     if level == "d = 0":
         return 0.0
     if level == "0 < |d| <= 1e-3":
         return r.choice((-1, 1)) * r.randint(1, 4) * 2.0 ** -12
-    lo, hi = (1 / 64, 10) if "10 <=" in level or "<= 10" in level else (10.125, 19.5)
-    return (1 if level.startswith("1e-3") or level.startswith("d >") else -1) * grid(r, lo, hi, 1 / 64)
+    sign, lo, hi = _D_RANGES[level]
+    return sign * grid(r, lo, hi, 1 / 64)
 
 
 def _token(r: random.Random, unit: dict[str, str], eps: float) -> tuple[float, float, float]:
@@ -166,7 +169,7 @@ def _token_logp(r: random.Random, level: str) -> float:
     return -grid(r, 1 / 64, 63 / 64, 1 / 64) if level == "-1 < token_logp < 0" else -grid(r, 1, 39.875)
 
 
-def _sequence(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
+def _sequence(r: random.Random, levels: dict[str, str], designated: list) -> Ragged:
     dtype = dtype_of(levels)
     lengths, T = row_lengths(r, levels["T"], levels["rows"], len(designated))
     mask = prefix_mask(lengths, T, dtype)
@@ -186,7 +189,7 @@ def _fine(x: float) -> float:
 
 
 def _z_margin(r: random.Random, level: str, beta: float) -> float:
-    """h with beta * h at the DPO logit level (|h| <= WIDEST, on the FINE grid)."""
+    """h with beta * h at the DPO logit level (|h| <= H_MAX, on the FINE grid)."""
     if level == "z = 0":
         return 0.0
     if level == "0 < |z| <= 1e-3":
@@ -199,7 +202,7 @@ def _z_margin(r: random.Random, level: str, beta: float) -> float:
 
 
 def _h_margin(r: random.Random, level: str, beta: float) -> float:
-    """h at the IPO level against its target t = 1 / (2 beta) (|h| <= WIDEST, on the FINE grid)."""
+    """h at the IPO level against its target t = 1 / (2 beta) (|h| <= H_MAX, on the FINE grid)."""
     t = 1 / (2 * beta)
     if level == "h = 0":
         return 0.0
