@@ -285,3 +285,24 @@ def test_a_failed_check_names_its_mistake_only_when_it_is_in_the_bank():
         "        assert diagnosis.diagnose(entry.part, failure, ref, ask, leave_out=entry.name) == ''\n"
         "print('ok')\n")
     assert out.strip() == "ok"
+
+
+def test_every_plotted_metric_has_a_reference_band():
+    """The report's plots draw each plotted metric against the reference's 10th-90th percentile per training step
+    over the calibration's seeds (grading/data/reference_band.json, written by `calibrate`)."""
+    out = in_lab13(
+        "from autograder import config, e2e, registry\n"
+        "plots = registry.lab_module('plots')\n"
+        "cfg = config.current()\n"
+        "for name, test in e2e.load_all().items():\n"
+        "    band = plots.reference_band(name)\n"
+        "    spec = cfg.e2e[name]\n"
+        "    steps = spec['grpo']['iterations'] if 'grpo' in spec else spec['dpo']['steps']\n"
+        "    for metric in test.plotted:\n"
+        "        lo, hi = band[metric]['lo'], band[metric]['hi']\n"
+        "        assert len(lo) == len(hi) == steps and all(a <= b for a, b in zip(lo, hi)), (name, metric)\n"
+        "    history = [{m: band[m]['lo'][i] for m in test.plotted} for i in range(steps)]\n"
+        "    (title, png), = plots.e2e_plots(name, {'run': history}, test.plotted)\n"
+        "    assert title.endswith('your run against the reference band') and png.startswith(b'\\x89PNG'), title\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"
