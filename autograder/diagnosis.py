@@ -9,7 +9,7 @@ helper inside the function that calls it). They run here in the judge (the bank 
 A candidate is a *match* when it reproduces the submission's answer on the failing (shrunk) input
 and differs from the reference's there. A shrunk input is often so degenerate that unrelated
 mistakes agree on it, so a match is named only when it also reproduces the submission's answers on
-the function's confirmation inputs (checks/hidden/chosen.py: CONFIRM chosen, non-degenerate calls:
+the function's confirmation inputs (the lab's, e.g. its checks/hidden/chosen.py: chosen, non-degenerate calls:
 T >= 2, full and ragged rows, gamma and lam inside (0, 1), beta > 0, every kind, a rejected one
 too), no other match does, and those inputs separate it: its answers there differ from the
 reference's and from every other candidate's. Otherwise there is no hint, only expected vs got.

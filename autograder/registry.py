@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from autograder import config, paths
 
@@ -42,11 +42,13 @@ class Lab:
     probe_inputs: Callable[[], dict[str, tuple]]       # a tiny valid input per contract function
     diagnose: Callable[..., str]                       # (part, failure, reference, ask) -> hint or ""
     plot: Callable[[str, dict, tuple[str, ...]], list[tuple[str, bytes]]]  # (test, histories, metrics) -> PNGs
-    confirmation_calls: Callable[[str], list]          # function -> chosen calls that confirm a diagnosis
+    confirmation_calls: Callable[[str], Sequence]      # function -> chosen calls that confirm a diagnosis
     twin: Callable[..., tuple[tuple, dict]]            # (function, args, kwargs, valid, position) -> a fresh input
     twin_scale: Callable[[str, tuple], float]          # rounding allowance of a twin's value
     data_files: tuple[DataFile, ...] = ()  # in the order they are computed (a later one may read an earlier one)
     band_metrics: tuple[str, ...] = ()     # per-iteration metrics of the calibration's reference band (plots)
+    # function -> the chosen examples its differential check runs after the draws (autograder/checks/examples.py)
+    chosen_examples: Callable[[str], Sequence] = lambda function: ()
 
 
 _LAB: Lab | None = None

@@ -9,10 +9,11 @@ the end-to-end tests (e2e_tests.py); the checks register from checks/ (autograde
 from __future__ import annotations
 
 from autograder import diagnosis, registry
+from autograder.checks import examples
 from autograder.paths import use_world
 
 from . import baseline, e2e_tests, plots, replay  # noqa: F401  (e2e_tests: its @e2e_test registrations)
-from .checks.hidden import chosen, examples, fresh
+from .checks.hidden import chosen, fresh
 
 use_world()
 import training  # noqa: E402
@@ -38,4 +39,5 @@ registry.register_lab(registry.Lab(
         registry.DataFile(replay.REPLAYS, replay.is_current, _write_replays),
     ),
     band_metrics=("rm_score", "gold", "kl"),  # per PPO iteration
+    chosen_examples=chosen.examples,
 ))

@@ -146,12 +146,13 @@ def test_a_match_the_confirmation_inputs_cannot_tell_from_another_mistake_is_not
 
 
 def test_the_confirmation_inputs_are_not_degenerate():
-    from lab12.checks.hidden import chosen, domains
+    from autograder.checks.factors import rows_class
+    from lab12.checks.hidden import chosen
 
     gae = chosen.confirmation_calls("compute_gae")
     assert len(gae) == chosen.CONFIRM
     assert all(args[0].shape[1] >= 2 and 0 < kwargs["gamma"] < 1 and 0 < kwargs["lam"] < 1 for args, kwargs in gae)
-    rows = {domains.rows_class(args[2]) for args, _ in gae}
+    rows = {rows_class(args[2]) for args, _ in gae}
     assert {"one full row", "full rows", "ragged with a full row", "ragged, none full"} <= rows
     assert any((args[2].sum(1) == args[2].shape[1]).any() and (args[1][:, 0] != args[1][:, -1]).any()
                for args, _ in gae)  # a full row with V_0 != V_{T-1}: a wrapped V_0 differs from a bootstrapped V_{T-1}

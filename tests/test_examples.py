@@ -1,4 +1,5 @@
-"""The shipped examples of the property checks (grading/checks/hidden/examples.py): current, the very
+"""The shipped examples of the property checks (autograder/checks/examples.py, Lab 12's
+grading/checks/hidden/examples.json): current, the very
 examples hypothesis draws (each once), and a check that runs on them finds exactly what the live hypothesis
 run finds, for the reference, the correct variants and every mistake of the bank; a failure on a shipped or
 chosen example is never lost, even when the live run passes."""
@@ -13,13 +14,13 @@ import pytest
 import torch
 
 from autograder import bank, checks, config
-from autograder.checks import CheckFailed
+from autograder.checks import CheckFailed, examples
 from autograder.checks.strategies import Ragged
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError, reasked
 from autograder.validity.entries import contract_with
 from autograder.validity.local import local_context
-from lab12.checks.hidden import chosen, examples
+from lab12.checks.hidden import chosen
 from lab12.checks.hidden.domains import DIFFERENTIAL
 
 HIDDEN = [c for c in checks.load_all().values() if c.run.__module__.startswith("lab12.checks.hidden.")]

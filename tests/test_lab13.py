@@ -148,3 +148,161 @@ def test_the_in_process_stand_in_gives_the_same_vector_jacobian_product():
     sub = LocalSubmission(types.SimpleNamespace(rows=lambda x: (x ** 2).sum(1)))
     _, grads = sub.call("rows", x, grad=(0,), cotangent=torch.tensor([1.0, -2.0]))
     assert torch.equal(grads[0], torch.tensor([[2.0, 4.0], [-12.0, -16.0]]))
+
+
+def test_the_shipped_data_files_are_current():
+    """`--lab labs/lab13 refresh --check`: its drawn and chosen examples match its checks' code (it writes nothing)."""
+    done = run("refresh", "--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "grading/checks/hidden/examples.json: current" in done.stdout
+
+
+def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
+    """Every hidden property check runs on shipped examples (nothing drawn in a grade); they equal a fresh draw,
+    each distinct draw once, and the chosen examples are what chosen.py builds, each once, none a draw's repeat."""
+    out = in_lab13(
+        "import json\n"
+        "from autograder import checks, registry\n"
+        "from autograder.checks import examples\n"
+        "from autograder.reference import load_reference\n"
+        "from autograder.validity.local import local_context\n"
+        "chosen = registry.lab_module('checks.hidden.chosen')\n"
+        "hidden = [c for c in checks.load_all().values() if '.checks.hidden.' in c.run.__module__]\n"
+        "ctx = local_context(load_reference(), load_reference())\n"
+        "for c in hidden: c.run(ctx)\n"
+        "assert examples.DRAWN == {}, list(examples.DRAWN)\n"
+        "shipped = examples.read(examples.DATA_FILE)\n"
+        "examples.SHIPPED = {}\n"
+        "for c in hidden: c.run(ctx)\n"
+        "code = lambda listed: [json.dumps(examples.encode(e)) for e in listed]\n"
+        "assert set(examples.DRAWN) == set(shipped)\n"
+        "for key, listed in examples.DRAWN.items():\n"
+        "    assert code(listed) == code(shipped[key]), key\n"
+        "    assert len(set(code(listed))) == len(listed), key\n"
+        "drawn = {e for key, listed in shipped.items() if not key.startswith('chosen ') for e in code(listed)}\n"
+        "for function in registry.lab_module('checks.hidden.domains').DIFFERENTIAL:\n"
+        "    built, mine = code(chosen.examples(function)), code(shipped['chosen ' + function])\n"
+        "    assert len(set(mine)) == len(mine) and not set(mine) & drawn, function\n"
+        "    assert [e for e in built if e in mine] == mine, function  # in chosen.py's order\n"
+        "    assert set(built) - set(mine) <= drawn, function  # only a repeat of a draw is left out\n"
+        "print(len(shipped))\n")
+    assert int(out) >= 5 + 4  # the chosen examples of five functions, the draws of four strategies
+
+
+def test_each_differential_check_reaches_every_possible_pair_of_levels():
+    """The draws and the chosen examples together reach every possible pair of each function's factors' levels
+    (grading/checks/hidden/domains.py), as `validate` measures and asserts."""
+    out = in_lab13(
+        "from autograder import registry\n"
+        "from autograder.validity import coverage\n"
+        "domains = registry.lab_module('checks.hidden.domains')\n"
+        "pairs = coverage.pairwise(coverage.record(check_ids=list(domains.DIFFERENTIAL.values())))\n"
+        "assert set(pairs) == set(domains.DIFFERENTIAL) and coverage.holes(pairs) == [], coverage.holes(pairs)[:5]\n"
+        "print(min(len(possible) for _, possible in pairs.values()))\n")
+    assert int(out) >= 50
+
+
+def test_the_training_regime_is_among_the_chosen_examples():
+    out = in_lab13(
+        "import torch\n"
+        "from autograder import registry\n"
+        "from autograder.checks.factors import rows_class\n"
+        "chosen = registry.lab_module('checks.hidden.chosen')\n"
+        "(rewards, G, normalize, eps), (same, _, plain, _) = chosen.examples('group_advantages')[-2:]\n"
+        "assert rewards.dtype == torch.float32 and rewards.shape == (128,) and G == 8 and normalize and not plain\n"
+        "assert torch.equal(rewards, same) and set(rewards.tolist()) == {0.0, 1.0} and eps == 1e-6\n"
+        "grpo = [chosen.call_of('grpo_policy_loss', e) for e in chosen.examples('grpo_policy_loss')[-2:]]\n"
+        "assert [(k['beta'], k['aggregation']) for _, k in grpo] == [(0.04, 'token_mean'), (0.0, 'token_sum_norm')]\n"
+        "args = grpo[0][0]\n"
+        "assert args[0].dtype == torch.float32 and args[4].shape == (64, 4)\n"
+        "assert rows_class(args[4]).startswith('ragged')\n"
+        "four, beta = chosen.examples('dpo_loss')[-2]\n"
+        "assert beta == 0.1 and four[0].shape == (64,)\n"
+        "assert torch.equal(four[0], four[2]) and torch.equal(four[1], four[3])  # the first step: policy = reference\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"
+
+
+def test_the_confirmation_inputs_separate_every_mistake_of_the_bank():
+    """A hint is named only when the confirmation inputs tell its mistake from the reference and from every other
+    candidate (autograder/diagnosis.py): they do for each of Lab 13's mistakes, seen through its own function, and
+    they are not degenerate (T >= 2, full and ragged rows, beta > 0, both normalisations, every aggregation)."""
+    out = in_lab13(
+        "from autograder import bank, config, diagnosis, registry\n"
+        "from autograder.checks.factors import rows_class\n"
+        "from autograder.reference import load_reference\n"
+        "from autograder.validity.entries import contract_with\n"
+        "lab, ref = registry.lab(), load_reference()\n"
+        "for function, spec in config.current().contract.items():\n"
+        "    calls, correct = lab.confirmation_calls(function), getattr(ref, function)\n"
+        "    answers = {e.name: [diagnosis.answer_of(contract_with(e, ref)[function], a, k) for a, k in calls]\n"
+        "               for e in bank.mistakes_of_part(spec.part)}\n"
+        "    answers['(the reference)'] = [diagnosis.answer_of(correct, a, k) for a, k in calls]\n"
+        "    for e in bank.mistakes_of_part(spec.part):\n"
+        "        if e.function == function:\n"
+        "            alike = [n for n, got in answers.items() if n != e.name\n"
+        "                     and diagnosis.agree(answers[e.name], got, calls, correct)]\n"
+        "            assert not alike, (e.name, alike)\n"
+        "grpo = lab.confirmation_calls('grpo_policy_loss')\n"
+        "assert all(a[0].shape[1] >= 2 for a, _ in grpo) and {k['beta'] > 0 for _, k in grpo} == {True, False}\n"
+        "assert {k['aggregation'] for _, k in grpo} == {'token_mean', 'seq_mean_token_mean', 'token_sum_norm'}\n"
+        "layouts = {rows_class(a[4]) for a, _ in grpo}\n"
+        "assert {'one full row', 'ragged with a full row', 'ragged, none full'} <= layouts\n"
+        "assert {k['normalize_std'] for _, k in lab.confirmation_calls('group_advantages')} == {True, False}\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"
+
+
+def test_a_failed_check_names_its_mistake_only_when_it_is_in_the_bank():
+    """In-process, as a grade diagnoses: a bank mistake failing its differential check is named; left out of the
+    candidates (a mistake the diagnosis does not know), it gets no hint at all."""
+    out = in_lab13(
+        "import types\n"
+        "from autograder import bank, checks, diagnosis\n"
+        "from autograder.checks import CheckFailed\n"
+        "from autograder.reference import load_reference\n"
+        "from autograder.remote import SubmissionError\n"
+        "from autograder.validity.entries import contract_with\n"
+        "from autograder.validity.local import LocalSubmission, local_context\n"
+        "ref = load_reference()\n"
+        "for entry_id, check_id in (('group_adv.population_std', 'group_adv.matches_reference'),\n"
+        "                           ('grpo_loss.always_seq_mean', 'grpo_loss.matches_reference'),\n"
+        "                           ('dpo.log_of_sigmoid', 'dpo.dpo_matches_reference')):\n"
+        "    entry = next(e for e in bank.load_all() if e.id == entry_id)\n"
+        "    module = types.SimpleNamespace(**contract_with(entry, ref))\n"
+        "    sub = LocalSubmission(module)\n"
+        "    def ask(args, kwargs):\n"
+        "        try:\n"
+        "            return sub.call(entry.function, *args, valid=False, **kwargs)[0]\n"
+        "        except SubmissionError:\n"
+        "            return None\n"
+        "    try:\n"
+        "        checks.load_all()[check_id].run(local_context(module, ref))\n"
+        "        raise AssertionError(entry_id + ' passed ' + check_id)\n"
+        "    except CheckFailed as failure:\n"
+        "        named = diagnosis.diagnose(entry.part, failure, ref, ask)\n"
+        "        assert named == f'{entry.hint} (looks like: {entry.name})', (entry_id, named)\n"
+        "        assert diagnosis.diagnose(entry.part, failure, ref, ask, leave_out=entry.name) == ''\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"
+
+
+def test_every_plotted_metric_has_a_reference_band():
+    """The report's plots draw each plotted metric against the reference's 10th-90th percentile per training step
+    over the calibration's seeds (grading/data/reference_band.json, written by `calibrate`)."""
+    out = in_lab13(
+        "from autograder import config, e2e, registry\n"
+        "plots = registry.lab_module('plots')\n"
+        "cfg = config.current()\n"
+        "for name, test in e2e.load_all().items():\n"
+        "    band = plots.reference_band(name)\n"
+        "    spec = cfg.e2e[name]\n"
+        "    steps = spec['grpo']['iterations'] if 'grpo' in spec else spec['dpo']['steps']\n"
+        "    for metric in test.plotted:\n"
+        "        lo, hi = band[metric]['lo'], band[metric]['hi']\n"
+        "        assert len(lo) == len(hi) == steps and all(a <= b for a, b in zip(lo, hi)), (name, metric)\n"
+        "    history = [{m: band[m]['lo'][i] for m in test.plotted} for i in range(steps)]\n"
+        "    (title, png), = plots.e2e_plots(name, {'run': history}, test.plotted)\n"
+        "    assert title.endswith('your run against the reference band') and png.startswith(b'\\x89PNG'), title\n"
+        "print('ok')\n")
+    assert out.strip() == "ok"

@@ -9,9 +9,10 @@ import pytest
 import torch
 from hypothesis import given, settings
 
+from autograder.checks import covering, factors
 from autograder.checks.strategies import LOGPROB_MIN
 from autograder.validity import coverage
-from lab12.checks.hidden import chosen, covering, domains, gae, ppo_clip
+from lab12.checks.hidden import chosen, gae, ppo_clip
 from lab12.checks.hidden.domains import DIFFERENTIAL, FACTORS, IMPOSSIBLE, REGIONS
 
 
@@ -42,8 +43,10 @@ def test_impossible_pairs_are_pairs_of_declared_levels_in_factor_order():
 @pytest.mark.parametrize("function", list(DIFFERENTIAL))
 def test_the_covering_rows_reach_every_possible_pair(function):
     capacity = chosen._capacity if any(f.per != "call" for f in FACTORS[function]) else (lambda levels: 0)
-    reached = set().union(*[covering.row_pairs(function, row) for row in covering.covering_rows(function, capacity)])
-    assert domains.possible_pairs(function) <= reached
+    mine, impossible = FACTORS[function], IMPOSSIBLE.get(function, {})
+    rows = covering.covering_rows(mine, impossible, capacity)
+    reached = set().union(*[covering.row_pairs(mine, row) for row in rows])
+    assert factors.possible_pairs(mine, impossible) <= reached
 
 
 @pytest.mark.parametrize("function", ["kl_estimate", "shaped_rewards"])
@@ -56,7 +59,7 @@ def test_every_rejected_kind_is_tried(function):
 def test_the_training_regime_is_the_last_chosen_example():
     scores, logp, ref_logp, mask, beta, kind = chosen.examples("shaped_rewards")[-1]
     assert logp.dtype == torch.float32 and mask.shape == (32, 4) and kind == "k1" and beta == 0.2
-    assert domains.rows_class(mask).startswith("ragged") and (logp - ref_logp)[mask.bool()].min() < 0
+    assert factors.rows_class(mask).startswith("ragged") and (logp - ref_logp)[mask.bool()].min() < 0
     r_better, r_worse = chosen.examples("bradley_terry_loss")[-1]
     assert torch.equal(r_better, r_worse)  # a reward model at w = 0 ties every pair
 

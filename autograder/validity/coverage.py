@@ -1,7 +1,8 @@
 """Which parts of the valid domain the checks reach: every check runs on the reference in-process
 (local.py), exactly as in a grade at grading.yaml's settings (derandomised, so the same draws), and
 every call it makes is sorted into the regions and the factor levels the lab declares (its
-grading/checks/hidden/domains.py: REGIONS, DIFFERENTIAL, covered_pairs, possible_pairs).
+grading/checks/hidden/domains.py: DIFFERENTIAL, FACTORS, IMPOSSIBLE, and optionally REGIONS; the pairs
+a call reaches are counted by autograder/checks/factors.py).
 
     calls = record()                 # check id -> the (function, arguments) of every call it makes
     table = measure(calls=calls)     # function -> region -> {check id: number of calls in that region}
@@ -16,7 +17,7 @@ import inspect
 from types import ModuleType
 
 from autograder import checks, registry
-from autograder.checks import tools
+from autograder.checks import factors, tools
 from autograder.validity.local import local_context
 
 Calls = dict[str, list[tuple[str, dict]]]
@@ -26,8 +27,13 @@ PairTable = dict[str, tuple[set[Pair], set[Pair]]]
 
 
 def domains():
-    """The lab's declared domain: its regions, factors and differential checks."""
+    """The lab's declared domain: its differential checks, factors, impossible pairs and regions."""
     return registry.lab_module("checks.hidden.domains")
+
+
+def regions() -> dict:
+    """function -> region name -> does a call reach it (a lab may declare none: its factors say it all)."""
+    return getattr(domains(), "REGIONS", {})
 
 
 def record(reference: ModuleType | None = None, check_ids: list[str] | None = None) -> Calls:
@@ -51,10 +57,11 @@ def record(reference: ModuleType | None = None, check_ids: list[str] | None = No
 def measure(reference: ModuleType | None = None, check_ids: list[str] | None = None,
             calls: Calls | None = None) -> Table:
     calls = calls if calls is not None else record(reference, check_ids)
-    table: Table = {fn: {region: {} for region in regions} for fn, regions in domains().REGIONS.items()}
+    declared = regions()
+    table: Table = {fn: {region: {} for region in mine} for fn, mine in declared.items()}
     for check_id, made in calls.items():
         for function, arguments in made:
-            for region, reaches in domains().REGIONS[function].items():
+            for region, reaches in declared.get(function, {}).items():
                 if reaches(arguments):
                     counts = table[function][region]
                     counts[check_id] = counts.get(check_id, 0) + 1
@@ -73,9 +80,10 @@ def pairwise(calls: Calls) -> PairTable:
     table: PairTable = {}
     for function, check_id in domains().DIFFERENTIAL.items():
         if check_id in calls:
-            reached = set().union(*[domains().covered_pairs(function, arguments)
+            mine = domains().FACTORS[function]
+            reached = set().union(*[factors.covered_pairs(mine, arguments)
                                     for fn, arguments in calls[check_id] if fn == function])
-            possible = domains().possible_pairs(function)
+            possible = factors.possible_pairs(mine, domains().IMPOSSIBLE.get(function, {}))
             table[function] = (reached & possible, possible)
     return table
 

@@ -1,7 +1,7 @@
 # Purity: like first_sight_wrong, but the answer to an input asked twice in a row repeats the first one, so a
 # re-ask right after the call sees no difference; right from the third sight on. It passes only if some test
 # keeps an answer given to an input already answered wrong (a property check's shipped example failing,
-# then the live hypothesis run meeting that input again): checks/hidden/examples.py must keep that failure.
+# then the live hypothesis run meeting that input again): autograder/checks/examples.py must keep that failure.
 _reference_compute_gae = compute_gae  # noqa: F821 - the reference's, defined above this snippet
 _sights = {}
 

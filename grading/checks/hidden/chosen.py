@@ -7,12 +7,14 @@ and a negative log-ratio, full rows with T >= 2 and gamma inside (0, 1), exact t
     confirmation_calls("compute_gae")  -> ((args, kwargs), ...) of 12 non-degenerate calls
 
 `examples(f)` is, in this order: one example per row of a pairwise covering array of f's factors
-(covering.py: every possible pair of levels in some example), one example per name of REJECTED not
-yet tried (kl_estimate and shaped_rewards: a kind the contract rejects, which the reference answers
-with ValueError), and one example in the training's own regime (float32, B = 32 rollouts of T = 4
-tokens with ragged rows, k1, beta = 0.2, gamma = 1, lam = 0.95; the reward model's first step, where
-every pair ties). Each is in the form of the check's strategy, so the check's own body runs it.
-Everything is seeded and deterministic (random.Random from the function's name and the row).
+(the engine's autograder/checks/covering.py: every possible pair of levels in some example), one
+example per name of REJECTED not yet tried (kl_estimate and shaped_rewards: a kind the contract
+rejects, which the reference answers with ValueError), and one example in the training's own regime
+(float32, B = 32 rollouts of T = 4 tokens with ragged rows, k1, beta = 0.2, gamma = 1, lam = 0.95;
+the reward model's first step, where every pair ties). Each is in the form of the check's strategy,
+so the check's own body runs it. Everything is seeded and deterministic (random.Random from the
+function's name and the row). The pieces the builders share with other labs' (masks of a row layout,
+values on the generated tokens, ratios of a clip level...) are the engine's autograder/checks/chosen.py.
 """
 
 from __future__ import annotations
@@ -24,10 +26,23 @@ from typing import Any, Callable
 
 import torch
 
+from autograder.checks.chosen import (
+    clip_eps_of,
+    dtype_of,
+    grid,
+    log_ratio_of,
+    on_tokens,
+    place_units,
+    prefix_mask,
+    row_lengths,
+    seeded,
+    signed,
+    t_of,
+)
+from autograder.checks.covering import Row, covering_rows
 from autograder.checks.strategies import LOGPROB_MIN, Ragged, logprob_pair
 
 from ...checks.hidden import domains as dom
-from ...checks.hidden.covering import Row, covering_rows, ordered_pair
 
 # kinds the contract rejects: other libraries' names (verl's kl_penalty, its straight-through "+" forms),
 # case variants, near misses, the empty string
@@ -35,15 +50,10 @@ REJECTED = ("kl", "abs", "mse", "low_var_kl", "full", "k1+", "K1", "K2", "K3", "
             "kl1")
 UNITS = 8       # units (tokens, pairs, ranked rows) an example can give designated levels, where it has room
 CONFIRM = 12    # confirmation inputs of the diagnosis per function
-EPS_OTHER, EPS_LARGE = (0.1, 0.3, 0.05), (0.5, 0.9)  # clip_eps levels, as the strategies draw them
 GAP = 2.0 ** -12  # the smallest near-equal gap used (a multiple of it stays exact in float32 up to |r| = 1024)
 
 
 # ---------------------------------------------------------------- shared pieces
-def _rng(*key: Any) -> random.Random:
-    return random.Random(" ".join(map(str, key)))
-
-
 def _capacity(levels: dict[str, str]) -> int:
     """How many units of an example get designated levels: one where there is only one, else UNITS."""
     single = (levels.get("T") == "T = 1" and (levels.get("rows", "").startswith("one") or levels.get("B") == "B = 1")
@@ -51,80 +61,8 @@ def _capacity(levels: dict[str, str]) -> int:
     return 1 if single else UNITS
 
 
-def _t(rng: random.Random, level: str, low: int = 2) -> int:
-    return 1 if level == "T = 1" else (rng.randint(24, 30) if level == "T >= 24" else rng.randint(low, 12))
-
-
-def _shape(rng: random.Random, t_level: str, rows: str, need: int) -> tuple[list[int], int]:
-    """Row lengths and T of a prefix mask with the levels, and at least `need` generated tokens."""
-    low = max(2, need)
-    if rows == "one full row":
-        T = _t(rng, t_level, low)
-        return [T], T
-    if rows == "one padded row":
-        T = _t(rng, t_level, max(2, need + 1))
-        return [rng.randint(max(1, need), T - 1)], T
-    if rows == "full rows":
-        B = max(2, need) + rng.randint(0, 2) if t_level == "T = 1" else rng.randint(2, 4)
-        T = _t(rng, t_level, max(2, -(-need // B)))
-        return [T] * B, T
-    B = rng.randint(2, 4)
-    if rows == "padded rows of one length":
-        T = _t(rng, t_level, max(3, -(-need // B) + 1))
-        return [rng.randint(max(1, -(-need // B)), T - 1)] * B, T
-    if rows == "ragged with a full row":
-        T = _t(rng, t_level, low)
-        lengths = [T, rng.randint(1, T - 1)] + [rng.randint(1, T) for _ in range(B - 2)]
-    else:  # ragged, none full
-        T = _t(rng, t_level, max(3, need))
-        lengths = [T - 1, rng.randint(1, T - 2)] + [rng.randint(1, T - 1) for _ in range(B - 2)]
-    rng.shuffle(lengths)
-    return lengths, T
-
-
-def _mask(lengths: list[int], T: int, dtype: torch.dtype) -> torch.Tensor:
-    return (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).to(dtype)
-
-
-def _grid(rng: random.Random, lo: float, hi: float, step: float = 1 / 8) -> float:
-    """A multiple of `step` in [lo, hi] (exact in float32, reads well in a report)."""
-    return rng.randint(math.ceil(lo / step), math.floor(hi / step)) * step
-
-
-def _on_tokens(values: list[float], mask: torch.Tensor, garbage: float, rng: random.Random,
-               dtype: torch.dtype) -> torch.Tensor:
-    """A (B, T) tensor: `values` on the generated tokens (row by row), garbage in [-g, g] elsewhere."""
-    x = torch.tensor([[rng.uniform(-garbage, garbage) for _ in range(mask.shape[1])] for _ in range(mask.shape[0])],
-                     dtype=torch.float64)
-    x[mask.bool()] = torch.tensor(values, dtype=torch.float64)
-    return x.to(dtype)
-
-
-def _random_unit(function: str, levels: dict[str, str], rng: random.Random) -> dict[str, str]:
-    """Random levels of the per-unit factors, never in an impossible pair with `levels` or each other."""
-    order = {f.name: i for i, f in enumerate(dom.FACTORS[function])}
-    impossible = set(dom.IMPOSSIBLE.get(function, {}))
-    unit: dict[str, str] = {}
-    for f in dom.FACTORS[function]:
-        if f.per == "call":
-            continue
-        chosen = list(levels.items()) + list(unit.items())
-        unit[f.name] = rng.choice([x for x in f.levels
-                                   if not any(ordered_pair(c, (f.name, x), order) in impossible for c in chosen)])
-    return unit
-
-
-def _units(function: str, levels: dict[str, str], designated: list[dict[str, str]], n: int,
-           rng: random.Random) -> list[dict[str, str]]:
-    """n units: the designated ones at random places, random levels for the others."""
-    units = [_random_unit(function, levels, rng) for _ in range(n)]
-    for place, unit in zip(rng.sample(range(n), min(n, len(designated))), designated):
-        units[place] = unit
-    return units
-
-
-def _dtype(levels: dict[str, str]) -> torch.dtype:
-    return torch.float32 if levels["dtype"] == "float32" else torch.float64
+def _units(function: str, levels: dict[str, str], designated: list, n: int, r: random.Random) -> list[dict[str, str]]:
+    return place_units(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}), levels, designated, n, r)
 
 
 def _unit_value(rng: random.Random, level: str) -> float:
@@ -141,15 +79,15 @@ def _d(rng: random.Random, level: str) -> float:
         return rng.choice((-1, 1)) * rng.randint(1, 4) * GAP
     lo, hi = (1 / 64, 10) if "10" in level and "20" not in level else ((10.125, 20) if "10" in level else (20.125, 40))
     negative = level.startswith("-") or level.startswith("d <")
-    return (-1 if negative else 1) * _grid(rng, lo, hi, 1 / 64)
+    return (-1 if negative else 1) * grid(rng, lo, hi, 1 / 64)
 
 
 def _logprobs(rng: random.Random, ds: list[float], mask: torch.Tensor,
               dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """(logp, ref_logp), log-probs in [-40, 0] with logp - ref_logp = ds on the generated tokens; garbage
     (log-probs in range) at padded positions."""
-    where = _on_tokens([rng.random() for _ in ds], mask, 1.0, rng, torch.float64)
-    d = _on_tokens(ds, mask, -LOGPROB_MIN, rng, torch.float64)
+    where = on_tokens([rng.random() for _ in ds], mask, 1.0, rng, torch.float64)
+    d = on_tokens(ds, mask, -LOGPROB_MIN, rng, torch.float64)
     logp, ref_logp = logprob_pair(where, d)
     return logp.to(dtype), ref_logp.to(dtype)
 
@@ -165,46 +103,23 @@ def _kind(level: str, rejected: list[str]) -> str:
 
 # ---------------------------------------------------------------- one builder per function
 def _gae(rng: random.Random, levels: dict[str, str], designated: list, rejected: list) -> tuple:
-    dtype = _dtype(levels)
-    lengths, T = _shape(rng, levels["T"], levels["rows"], 0)
-    mask = _mask(lengths, T, dtype)
+    dtype = dtype_of(levels)
+    lengths, T = row_lengths(rng, levels["T"], levels["rows"], 0)
+    mask = prefix_mask(lengths, T, dtype)
     n = sum(lengths)
-    rewards = _on_tokens([_grid(rng, -10, 10) for _ in range(n)], mask, 1e3, rng, dtype)
-    values = _on_tokens([_grid(rng, -10, 10) for _ in range(n)], mask, 1e3, rng, dtype)
+    rewards = on_tokens([grid(rng, -10, 10) for _ in range(n)], mask, 1e3, rng, dtype)
+    values = on_tokens([grid(rng, -10, 10) for _ in range(n)], mask, 1e3, rng, dtype)
     return Ragged([rewards, values], mask), _unit_value(rng, levels["gamma"]), _unit_value(rng, levels["lam"])
 
 
-def _clip_eps(rng: random.Random, level: str) -> float:
-    return 0.2 if level == "0.2" else rng.choice(EPS_OTHER if level == "other, < 0.5" else EPS_LARGE)
-
-
-def _log_ratio(rng: random.Random, level: str, eps: float) -> float:
-    """log(ratio) for a ratio of the level, at least 0.01 from the clip bounds (kinks)."""
-    if level == "ratio = 1":
-        return 0.0
-    if level in ("ratio < e^-20", "ratio > e^20"):
-        return (-1 if "<" in level else 1) * _grid(rng, 20.5, 40, 1 / 64)
-    if level == "3 < ratio <= e^20":
-        return _grid(rng, math.log(3.1), 20, 1 / 64)
-    if level == "e^-20 <= ratio < 1 - eps":
-        return rng.uniform(-20, math.log(1 - eps - 0.01))
-    lo, hi = {"1 - eps < ratio < 1": (1 - eps + 0.01, 0.99), "1 < ratio < 1 + eps": (1.01, 1 + eps - 0.01),
-              "1 + eps < ratio <= 3": (1 + eps + 0.01, 3)}[level]
-    return math.log(rng.uniform(lo, hi))
-
-
-def _sign(rng: random.Random, level: str, size: float = 10) -> float:
-    return 0.0 if level == "= 0" else (-1 if level == "< 0" else 1) * _grid(rng, 1 / 8, size)
-
-
 def _policy(rng: random.Random, levels: dict[str, str], designated: list, rejected: list) -> tuple:
-    dtype, eps = _dtype(levels), _clip_eps(rng, levels["clip_eps"])
-    lengths, T = _shape(rng, levels["T"], levels["rows"], len(designated))
-    mask = _mask(lengths, T, dtype)
+    dtype, eps = dtype_of(levels), clip_eps_of(rng, levels["clip_eps"])
+    lengths, T = row_lengths(rng, levels["T"], levels["rows"], len(designated))
+    mask = prefix_mask(lengths, T, dtype)
     units = _units("ppo_policy_loss", levels, designated, sum(lengths), rng)
-    where = _on_tokens([rng.random() for _ in units], mask, 1.0, rng, dtype)
-    log_ratio = _on_tokens([_log_ratio(rng, u["ratio"], eps) for u in units], mask, -LOGPROB_MIN, rng, dtype)
-    advantages = _on_tokens([_sign(rng, u["A"]) for u in units], mask, 1e3, rng, dtype)
+    where = on_tokens([rng.random() for _ in units], mask, 1.0, rng, dtype)
+    log_ratio = on_tokens([log_ratio_of(rng, u["ratio"], eps) for u in units], mask, -LOGPROB_MIN, rng, dtype)
+    advantages = on_tokens([signed(rng, u["A"]) for u in units], mask, 1e3, rng, dtype)
     return Ragged([where, log_ratio, advantages], mask), eps
 
 
@@ -227,18 +142,18 @@ def _value_token(rng: random.Random, unit: dict[str, str], eps: float) -> tuple[
 
 
 def _value(rng: random.Random, levels: dict[str, str], designated: list, rejected: list) -> tuple:
-    dtype, eps = _dtype(levels), _clip_eps(rng, levels["clip_eps"])
-    lengths, T = _shape(rng, levels["T"], levels["rows"], len(designated))
-    mask = _mask(lengths, T, dtype)
+    dtype, eps = dtype_of(levels), clip_eps_of(rng, levels["clip_eps"])
+    lengths, T = row_lengths(rng, levels["T"], levels["rows"], len(designated))
+    mask = prefix_mask(lengths, T, dtype)
     tokens = [_value_token(rng, u, eps) for u in _units("ppo_value_loss", levels, designated, sum(lengths), rng)]
     old, step, ret = ([t[i] for t in tokens] for i in range(3))
-    return Ragged([_on_tokens(old, mask, 1e3, rng, dtype), _on_tokens(step, mask, 0.0, rng, dtype),
-                   _on_tokens(ret, mask, 1e3, rng, dtype)], mask), eps
+    return Ragged([on_tokens(old, mask, 1e3, rng, dtype), on_tokens(step, mask, 0.0, rng, dtype),
+                   on_tokens(ret, mask, 1e3, rng, dtype)], mask), eps
 
 
 def _kl(rng: random.Random, levels: dict[str, str], designated: list, rejected: list) -> tuple:
-    dtype = _dtype(levels)
-    T = _t(rng, levels["T"], max(2, len(designated)))
+    dtype = dtype_of(levels)
+    T = t_of(rng, levels["T"], max(2, len(designated)))
     B = 1 if levels["B"] == "B = 1" else max(rng.randint(2, 4), -(-len(designated) // T))
     mask = torch.ones(B, T, dtype=dtype)
     units = _units("kl_estimate", levels, designated, B * T, rng)
@@ -253,12 +168,12 @@ def _beta(rng: random.Random, level: str) -> float:
 
 
 def _shaped(rng: random.Random, levels: dict[str, str], designated: list, rejected: list) -> tuple:
-    dtype = _dtype(levels)
-    lengths, T = _shape(rng, levels["T"], levels["rows"], len(designated))
-    mask = _mask(lengths, T, dtype)
+    dtype = dtype_of(levels)
+    lengths, T = row_lengths(rng, levels["T"], levels["rows"], len(designated))
+    mask = prefix_mask(lengths, T, dtype)
     units = _units("shaped_rewards", levels, designated, sum(lengths), rng)
     logp, ref_logp = _logprobs(rng, [_d(rng, u["d"]) for u in units], mask, dtype)
-    scores = torch.tensor([_grid(rng, -50, 50) for _ in lengths], dtype=dtype)
+    scores = torch.tensor([grid(rng, -50, 50) for _ in lengths], dtype=dtype)
     return scores, logp, ref_logp, mask, _beta(rng, levels["beta"]), _kind(levels["kind"], rejected)
 
 
@@ -271,17 +186,17 @@ def _gap(rng: random.Random, unit: dict[str, str]) -> tuple[float, float]:
     elif level == dom.GAP_LEVELS[1]:
         gap = rng.choice((-1, 1)) * rng.randint(1, 4) * GAP
     elif level in dom.GAP_LEVELS[2:4]:
-        gap = (-1 if "-100" in level else 1) * _grid(rng, 1 / 8, 100)
+        gap = (-1 if "-100" in level else 1) * grid(rng, 1 / 8, 100)
     else:
-        gap = (-1 if "<" in level else 1) * _grid(rng, 100.125, 199.875 if small else 1999)
+        gap = (-1 if "<" in level else 1) * grid(rng, 100.125, 199.875 if small else 1999)
     while True:  # a large reward: most draws have one
-        worse = _grid(rng, max(-bound, -bound - gap), min(bound, bound - gap))
+        worse = grid(rng, max(-bound, -bound - gap), min(bound, bound - gap))
         if small or max(abs(worse), abs(worse + gap)) > 100:
             return worse + gap, worse
 
 
 def _bt(rng: random.Random, levels: dict[str, str], designated: list, rejected: list) -> tuple:
-    dtype = _dtype(levels)
+    dtype = dtype_of(levels)
     P = {"P = 1": 1, "2 <= P < 10": rng.randint(max(2, len(designated)), 9),
          "P >= 10": rng.randint(10, 16)}[levels["P"]]
     pairs = [_gap(rng, u) for u in _units("bradley_terry_loss", levels, designated, P, rng)]
@@ -292,10 +207,10 @@ def _ranked_row(rng: random.Random, K: int, unit: dict[str, str]) -> tuple[list[
     bound = 100 if unit["size"] == "|r| <= 100" else 1000
     values: list[float] = []
     while len(values) < {"all different": K, "some tied": K - 1, "all tied": 1}[unit["ties"]]:
-        x = _grid(rng, -bound, bound)
+        x = grid(rng, -bound, bound)
         values += [x] if x not in values else []
     if bound == 1000 and max(map(abs, values)) <= 100:
-        values[0] = rng.choice((-1, 1)) * _grid(rng, 100.125, 1000)
+        values[0] = rng.choice((-1, 1)) * grid(rng, 100.125, 1000)
     rewards = values + [rng.choice(values) for _ in range(K - len(values))]
     rng.shuffle(rewards)
     order = list(range(K))
@@ -308,7 +223,7 @@ def _ranked_row(rng: random.Random, K: int, unit: dict[str, str]) -> tuple[list[
 
 
 def _ranking(rng: random.Random, levels: dict[str, str], designated: list, rejected: list) -> tuple:
-    dtype = _dtype(levels)
+    dtype = dtype_of(levels)
     K = {"K = 2": 2, "3 <= K < 6": rng.randint(3, 5), "K >= 6": rng.randint(6, 8)}[levels["K"]]
     N = 1 if levels["N"] == "N = 1" else rng.randint(max(2, len(designated)), 8)
     rows = [_ranked_row(rng, K, u) for u in _units("ranking_loss", levels, designated, N, rng)]
@@ -326,11 +241,11 @@ def _training(function: str) -> tuple:
     """One input as the lab's training makes it (assignment/training.py: PPO's batches of 32 rollouts of
     4 tokens, minibatches of 16, k1, beta = 0.2, gamma = 1, lam = 0.95; the reward model's first step of
     1024 rankings of 4 responses, its weights 0: every reward ties)."""
-    rng, f32 = _rng(function, "training"), torch.float32
+    rng, f32 = seeded(function, "training"), torch.float32
     B = 16 if function.startswith("ppo") else 32
     lengths = [rng.choice((1, 2, 3, 4, 4, 4)) for _ in range(B)]
     lengths[0] = 4
-    mask = _mask(lengths, 4, f32)
+    mask = prefix_mask(lengths, 4, f32)
     n = sum(lengths)
     if function == "bradley_terry_loss":
         return torch.zeros(6 * 1024, dtype=f32), torch.zeros(6 * 1024, dtype=f32)
@@ -338,19 +253,19 @@ def _training(function: str) -> tuple:
         orders = [rng.sample(range(4), 4) for _ in range(1024)]
         return torch.zeros(1024, 4, dtype=f32), torch.tensor(orders, dtype=torch.long)
     if function == "compute_gae":
-        rewards = _on_tokens([rng.gauss(0, 0.3) for _ in range(n)], mask, 0.0, rng, f32)
+        rewards = on_tokens([rng.gauss(0, 0.3) for _ in range(n)], mask, 0.0, rng, f32)
         rewards[torch.arange(B), torch.tensor(lengths) - 1] += torch.tensor([rng.uniform(-3, 3) for _ in range(B)])
-        values = _on_tokens([rng.uniform(-2, 2) for _ in range(n)], mask, 0.0, rng, f32)
+        values = on_tokens([rng.uniform(-2, 2) for _ in range(n)], mask, 0.0, rng, f32)
         return Ragged([rewards, values], mask), 1.0, 0.95
     if function == "ppo_policy_loss":
-        where = _on_tokens([rng.uniform(0, 0.2) for _ in range(n)], mask, 1.0, rng, f32)
-        log_ratio = _on_tokens([rng.gauss(0, 0.15) for _ in range(n)], mask, 0.0, rng, f32)
-        advantages = _on_tokens([max(-3, min(3, rng.gauss(0, 1))) for _ in range(n)], mask, 0.0, rng, f32)
+        where = on_tokens([rng.uniform(0, 0.2) for _ in range(n)], mask, 1.0, rng, f32)
+        log_ratio = on_tokens([rng.gauss(0, 0.15) for _ in range(n)], mask, 0.0, rng, f32)
+        advantages = on_tokens([max(-3, min(3, rng.gauss(0, 1))) for _ in range(n)], mask, 0.0, rng, f32)
         return Ragged([where, log_ratio, advantages], mask), 0.2
     if function == "ppo_value_loss":
-        old = _on_tokens([rng.uniform(-2, 2) for _ in range(n)], mask, 0.0, rng, f32)
-        step = _on_tokens([rng.gauss(0, 0.2) for _ in range(n)], mask, 0.0, rng, f32)
-        return Ragged([old, step, _on_tokens([rng.uniform(-3, 3) for _ in range(n)], mask, 0.0, rng, f32)], mask), 0.2
+        old = on_tokens([rng.uniform(-2, 2) for _ in range(n)], mask, 0.0, rng, f32)
+        step = on_tokens([rng.gauss(0, 0.2) for _ in range(n)], mask, 0.0, rng, f32)
+        return Ragged([old, step, on_tokens([rng.uniform(-3, 3) for _ in range(n)], mask, 0.0, rng, f32)], mask), 0.2
     full = torch.ones(B, 4, dtype=f32)
     if function == "kl_estimate":
         logp, ref_logp = _logprobs(rng, [rng.gauss(0, 0.5) for _ in range(4 * B)], full, f32)
@@ -365,13 +280,14 @@ def _per_unit(function: str) -> bool:
 
 
 def _build(function: str, row: Row, key: Any, rejected: list[str]) -> tuple:
-    return BUILDERS[function](_rng(function, key), row.levels, row.units, rejected)
+    return BUILDERS[function](seeded(function, key), row.levels, row.units, rejected)
 
 
 @functools.lru_cache(maxsize=None)
 def examples(function: str) -> tuple:
     """The chosen examples of `function`'s differential check (see the module docstring)."""
-    rows = covering_rows(function, _capacity if _per_unit(function) else (lambda levels: 0))
+    rows = covering_rows(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}),
+                         _capacity if _per_unit(function) else (lambda levels: 0))
     rejected: list[str] = []
     built = [_build(function, row, i, rejected) for i, row in enumerate(rows)]
     if "kind" in {f.name for f in dom.FACTORS[function]}:
@@ -423,6 +339,6 @@ def confirmation_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
     rejected: list[str] = []
     for i in range(CONFIRM):
         levels = {"dtype": ("float32", "float64")[i % 2], **_CONFIRM[function](i)}
-        example = BUILDERS[function](_rng(function, "confirm", i), levels, [], rejected)
+        example = BUILDERS[function](seeded(function, "confirm", i), levels, [], rejected)
         calls.append(call_of(function, example))
     return tuple(calls)

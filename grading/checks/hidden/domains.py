@@ -3,21 +3,36 @@ states the domain; each check module's docstring says how its strategies draw it
 
     REGIONS["compute_gae"]["T = 1"](call)  -> does this call (argument name -> value) reach it?
     FACTORS["compute_gae"]                 -> its factors: dtype, T, row layout, gamma, lam (levels each)
-    covered_pairs("compute_gae", call)     -> the pairs of factor levels this call reaches
-    possible_pairs("compute_gae")          -> every pair of levels, minus IMPOSSIBLE ones (with a reason)
+    IMPOSSIBLE["compute_gae"]              -> the pairs of levels no valid call has, each with its reason
 
-`autograder/validity/coverage.py` runs every check on the reference, records the calls it makes, and
-counts the calls in each region and the pairs of levels they reach; tests/test_strategies.py asserts
-that each function's differential check (DIFFERENTIAL) reaches every region and every possible pair.
+The engine's autograder/checks/factors.py says what a factor is and which pairs of levels a call reaches
+(covered_pairs, possible_pairs); autograder/validity/coverage.py runs every check on the reference,
+records the calls it makes, and counts the calls in each region and the pairs of levels they reach;
+tests/test_strategies.py asserts that each function's differential check (DIFFERENTIAL) reaches every
+region and every possible pair.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import torch
+
+from autograder.checks.factors import (
+    CLIP_LEVELS,
+    RATIO_LEVELS,
+    SIGN_LEVELS,
+    T1_HAS_NO_PADDING,
+    Factor,
+    Pair,
+    clip_class,
+    dtype_factor,
+    ratio_class,
+    rows_factor,
+    sign_class,
+    t_factor,
+    tokens,
+)
 
 Region = Callable[[dict], bool]
 
@@ -190,27 +205,11 @@ def _value_sides(a: dict) -> tuple[torch.Tensor, torch.Tensor]:
 # above 1 + eps).
 
 
-@dataclass(frozen=True)
-class Factor:
-    name: str
-    levels: tuple[str, ...]
-    level: Callable[[dict], Any]   # a call's arguments -> its level (per "call") or its units' levels (a list)
-    per: str = "call"              # "call", or the unit: "token", "pair", "row" (one unit order per function)
-
-
-Pair = tuple[tuple[str, str], tuple[str, str]]  # ((factor, level), (factor, level)), factors in declared order
-
-T_CLASSES = ("T = 1", "2 <= T < 24", "T >= 24")
-ROWS = ("one full row", "one padded row", "full rows", "padded rows of one length", "ragged with a full row",
-        "ragged, none full")
 KINDS = ("k1", "k2", "k3")
 KIND_LEVELS = (*KINDS, "rejected")
 BETA_LEVELS = ("0", "0 < beta < 1e-3", "1e-3 <= beta < 1", "1")
 D_LEVELS = ("d = 0", "0 < |d| <= 1e-3", "-10 <= d < -1e-3", "1e-3 < d <= 10", "-20 <= d < -10", "10 < d <= 20",
             "d < -20", "d > 20")
-RATIO_LEVELS = ("ratio < e^-20", "e^-20 <= ratio < 1 - eps", "1 - eps < ratio < 1", "ratio = 1",
-                "1 < ratio < 1 + eps", "1 + eps < ratio <= 3", "3 < ratio <= e^20", "ratio > e^20")
-SIGN_LEVELS = ("< 0", "= 0", "> 0")
 CLIP_SIDES = ("|v - old| <= eps", "|v - old| > eps, the clipped error larger",
               "|v - old| > eps, the unclipped error larger")
 GAP_LEVELS = ("tie (gap = 0)", "0 < |gap| <= 1e-3", "-100 <= gap < -1e-3", "1e-3 < gap <= 100", "gap < -100",
@@ -218,23 +217,6 @@ GAP_LEVELS = ("tie (gap = 0)", "0 < |gap| <= 1e-3", "-100 <= gap < -1e-3", "1e-3
 SIZE_LEVELS = ("|r| <= 100", "|r| > 100")
 ORDER_LEVELS = ("identity", "reversed", "another permutation")
 TIE_LEVELS = ("all different", "some tied", "all tied")
-
-
-def t_class(T: int) -> str:
-    return "T = 1" if T == 1 else ("T >= 24" if T >= 24 else "2 <= T < 24")
-
-
-def rows_class(mask: torch.Tensor) -> str:
-    B, T = mask.shape
-    lengths = mask.sum(1)
-    full = lengths == T
-    if B == 1:
-        return ROWS[0] if bool(full.all()) else ROWS[1]
-    if bool(full.all()):
-        return ROWS[2]
-    if lengths.unique().numel() == 1:
-        return ROWS[3]
-    return ROWS[4] if bool(full.any()) else ROWS[5]
 
 
 def unit_class(x: float) -> str:
@@ -245,10 +227,6 @@ def beta_class(beta: float) -> str:
     return "0" if beta == 0 else ("1" if beta == 1 else ("0 < beta < 1e-3" if beta < 1e-3 else "1e-3 <= beta < 1"))
 
 
-def clip_class(eps: float) -> str:
-    return "0.2" if eps == 0.2 else ("other, < 0.5" if eps < 0.5 else ">= 0.5")
-
-
 def d_class(d: float) -> str:
     a = abs(d)
     if a == 0:
@@ -257,21 +235,6 @@ def d_class(d: float) -> str:
         return D_LEVELS[1]
     level = 2 if a <= 10 else (4 if a <= 20 else 6)
     return D_LEVELS[level + (d > 0)]
-
-
-def ratio_class(r: float, eps: float) -> str | None:
-    """The ratio's level (None exactly on a clip bound, where the loss has a kink)."""
-    if r == 1:
-        return "ratio = 1"
-    if r in (1 - eps, 1 + eps):
-        return None
-    uppers = (math.exp(-20), 1 - eps, 1, 1 + eps, 3, math.exp(20), math.inf)
-    return next(level for level, upper in zip(RATIO_LEVELS[:3] + RATIO_LEVELS[4:], uppers)
-                if r < upper or (upper in (3, math.exp(20)) and r == upper))
-
-
-def sign_class(x: float) -> str:
-    return SIGN_LEVELS[0] if x < 0 else (SIGN_LEVELS[1] if x == 0 else SIGN_LEVELS[2])
 
 
 def gap_class(gap: float) -> str:
@@ -298,35 +261,17 @@ def tie_class(row: list[float]) -> str:
     return TIE_LEVELS[0] if distinct == len(row) else (TIE_LEVELS[2] if distinct == 1 else TIE_LEVELS[1])
 
 
-def _dtype(first: str) -> Factor:
-    return Factor("dtype", ("float32", "float64"), lambda a: str(a[first].dtype).replace("torch.", ""))
-
-
-def _t(first: str) -> Factor:
-    return Factor("T", T_CLASSES, lambda a: t_class(a[first].shape[1]))
-
-
-def _rows_factor() -> Factor:
-    return Factor("rows", ROWS, lambda a: rows_class(a["mask"]))
-
-
-def _tokens(a: dict, name: str) -> list[float]:
-    """The generated tokens' values of `name`, row by row (every position when there is no mask)."""
-    x = a[name].double()
-    return (x[a["mask"].bool()] if "mask" in a else x.reshape(-1)).tolist()
-
-
 def _d_tokens(a: dict) -> list[str]:
-    return [d_class(d) for d in (torch.tensor(_tokens(a, "logp")) - torch.tensor(_tokens(a, "ref_logp"))).tolist()]
+    return [d_class(d) for d in (torch.tensor(tokens(a, "logp")) - torch.tensor(tokens(a, "ref_logp"))).tolist()]
 
 
 def _ratio_tokens(a: dict) -> list[str]:
-    return [ratio_class(r, a["clip_eps"]) for r in torch.exp(torch.tensor(_tokens(a, "logp"))
-                                                             - torch.tensor(_tokens(a, "old_logp"))).tolist()]
+    return [ratio_class(r, a["clip_eps"]) for r in torch.exp(torch.tensor(tokens(a, "logp"))
+                                                             - torch.tensor(tokens(a, "old_logp"))).tolist()]
 
 
 def _clip_sides(a: dict) -> list[Optional[str]]:
-    v, old, ret = (torch.tensor(_tokens(a, k), dtype=torch.float64) for k in ("values", "old_values", "returns"))
+    v, old, ret = (torch.tensor(tokens(a, k), dtype=torch.float64) for k in ("values", "old_values", "returns"))
     eps = a["clip_eps"]
     v_clip = old + torch.clamp(v - old, -eps, eps)
     clipped_err, err = (v_clip - ret) ** 2, (v - ret) ** 2
@@ -344,7 +289,7 @@ def _ranked_rows(a: dict) -> list[tuple[list[float], list[int]]]:
 
 FACTORS: dict[str, tuple[Factor, ...]] = {
     "bradley_terry_loss": (
-        _dtype("r_better"),
+        dtype_factor("r_better"),
         Factor("P", ("P = 1", "2 <= P < 10", "P >= 10"),
                lambda a: "P = 1" if a["r_better"].numel() == 1 else ("P >= 10" if a["r_better"].numel() >= 10
                                                                      else "2 <= P < 10")),
@@ -352,7 +297,7 @@ FACTORS: dict[str, tuple[Factor, ...]] = {
         Factor("size", SIZE_LEVELS, lambda a: [size_class(max(abs(b), abs(w))) for b, w in _pairs(a)], per="pair"),
     ),
     "ranking_loss": (
-        _dtype("rewards"),
+        dtype_factor("rewards"),
         Factor("N", ("N = 1", "N > 1"), lambda a: "N = 1" if a["rewards"].shape[0] == 1 else "N > 1"),
         Factor("K", ("K = 2", "3 <= K < 6", "K >= 6"),
                lambda a: "K = 2" if a["rewards"].shape[1] == 2 else ("K >= 6" if a["rewards"].shape[1] >= 6
@@ -362,44 +307,42 @@ FACTORS: dict[str, tuple[Factor, ...]] = {
         Factor("size", SIZE_LEVELS, lambda a: [size_class(max(map(abs, r))) for r, _ in _ranked_rows(a)], per="row"),
     ),
     "compute_gae": (
-        _dtype("rewards"), _t("rewards"), _rows_factor(),
+        dtype_factor("rewards"), t_factor("rewards"), rows_factor(),
         Factor("gamma", ("0", "strictly inside (0, 1)", "1"), lambda a: unit_class(a["gamma"])),
         Factor("lam", ("0", "strictly inside (0, 1)", "1"), lambda a: unit_class(a["lam"])),
     ),
     "ppo_policy_loss": (
-        _dtype("logp"), _t("logp"), _rows_factor(),
-        Factor("clip_eps", ("0.2", "other, < 0.5", ">= 0.5"), lambda a: clip_class(a["clip_eps"])),
-        Factor("A", SIGN_LEVELS, lambda a: [sign_class(x) for x in _tokens(a, "advantages")], per="token"),
+        dtype_factor("logp"), t_factor("logp"), rows_factor(),
+        Factor("clip_eps", CLIP_LEVELS, lambda a: clip_class(a["clip_eps"])),
+        Factor("A", SIGN_LEVELS, lambda a: [sign_class(x) for x in tokens(a, "advantages")], per="token"),
         Factor("ratio", RATIO_LEVELS, _ratio_tokens, per="token"),
     ),
     "ppo_value_loss": (
-        _dtype("values"), _t("values"), _rows_factor(),
-        Factor("clip_eps", ("0.2", "other, < 0.5", ">= 0.5"), lambda a: clip_class(a["clip_eps"])),
+        dtype_factor("values"), t_factor("values"), rows_factor(),
+        Factor("clip_eps", CLIP_LEVELS, lambda a: clip_class(a["clip_eps"])),
         Factor("values - old", SIGN_LEVELS,
-               lambda a: [sign_class(v - o) for v, o in zip(_tokens(a, "values"), _tokens(a, "old_values"))],
+               lambda a: [sign_class(v - o) for v, o in zip(tokens(a, "values"), tokens(a, "old_values"))],
                per="token"),
         Factor("clip side", CLIP_SIDES, _clip_sides, per="token"),
     ),
     "kl_estimate": (
-        _dtype("logp"), _t("logp"),
+        dtype_factor("logp"), t_factor("logp"),
         Factor("B", ("B = 1", "B > 1"), lambda a: "B = 1" if a["logp"].shape[0] == 1 else "B > 1"),
         Factor("kind", KIND_LEVELS, lambda a: a["kind"] if a["kind"] in KINDS else "rejected"),
         Factor("d", D_LEVELS, _d_tokens, per="token"),
     ),
     "shaped_rewards": (
-        _dtype("logp"), _t("logp"), _rows_factor(),
+        dtype_factor("logp"), t_factor("logp"), rows_factor(),
         Factor("kind", KIND_LEVELS, lambda a: a["kind"] if a["kind"] in KINDS else "rejected"),
         Factor("beta", BETA_LEVELS, lambda a: beta_class(a["beta"])),
         Factor("d", D_LEVELS, _d_tokens, per="token"),
     ),
 }
 
-_NO_PADDING = "T = 1: a row's one token is generated, so there is no padding"
 IMPOSSIBLE: dict[str, dict[Pair, str]] = {
-    **{fn: {(("T", "T = 1"), ("rows", rows)): _NO_PADDING for rows in ROWS[1:2] + ROWS[3:]}
-       for fn in ("compute_gae", "ppo_policy_loss", "ppo_value_loss", "shaped_rewards")},
+    **{fn: T1_HAS_NO_PADDING for fn in ("compute_gae", "ppo_policy_loss", "shaped_rewards")},
     "ppo_value_loss": {
-        **{(("T", "T = 1"), ("rows", rows)): _NO_PADDING for rows in ROWS[1:2] + ROWS[3:]},
+        **T1_HAS_NO_PADDING,
         **{(("values - old", "= 0"), ("clip side", side)): "values = old_values is inside the clip range"
            for side in CLIP_SIDES[1:]},
     },
@@ -408,35 +351,3 @@ IMPOSSIBLE: dict[str, dict[Pair, str]] = {
         (("K", "K = 2"), ("ties", "some tied")): "K = 2: two tied rewards are all of the row's rewards",
     },
 }
-
-
-def levels_of(function: str, arguments: dict) -> dict[str, Any]:
-    """factor name -> the call's level (per-call factors) or its units' levels (a list)."""
-    return {f.name: f.level(arguments) for f in FACTORS[function]}
-
-
-def covered_pairs(function: str, arguments: dict) -> set[Pair]:
-    """The pairs of factor levels one call reaches (see the comment above FACTORS)."""
-    factors = FACTORS[function]
-    levels = levels_of(function, arguments)
-    pairs: set[Pair] = set()
-    for i, f in enumerate(factors):
-        for g in factors[i + 1:]:
-            a, b = levels[f.name], levels[g.name]
-            if f.per == "call" and g.per == "call":
-                combos = [(a, b)]
-            elif f.per == "call":
-                combos = [(a, y) for y in b]
-            elif g.per == "call":
-                combos = [(x, b) for x in a]
-            else:
-                combos = list(zip(a, b))
-            pairs |= {((f.name, x), (g.name, y)) for x, y in combos if x is not None and y is not None}
-    return pairs
-
-
-def possible_pairs(function: str) -> set[Pair]:
-    factors = FACTORS[function]
-    every = {((f.name, x), (g.name, y)) for i, f in enumerate(factors) for g in factors[i + 1:]
-             for x in f.levels for y in g.levels}
-    return every - set(IMPOSSIBLE.get(function, {}))

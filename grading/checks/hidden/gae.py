@@ -13,10 +13,9 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.examples import for_all
 from autograder.checks.strategies import bounded, ragged_ranges
 from autograder.checks.tools import Answer, call
-
-from ...checks.hidden.examples import for_all
 
 NAMES = ("rewards", "values", "mask")
 FN = ("compute_gae",)

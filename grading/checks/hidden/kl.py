@@ -16,10 +16,10 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check, tools
+from autograder.checks.examples import for_all
 from autograder.checks.strategies import DTYPES, LOG_RATIOS, bounded, logprob_pair, ragged_ranges
 from autograder.checks.tools import call, fmt, tolerances
 
-from ...checks.hidden.examples import for_all
 from ...checks.public.kl import KL_NAMES, SHAPED_NAMES, expect_value_error
 
 KINDS = ("k1", "k2", "k3")

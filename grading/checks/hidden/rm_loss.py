@@ -17,10 +17,10 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.examples import for_all
 from autograder.checks.strategies import DTYPES, bounded, floats
 from autograder.checks.tools import call
 
-from ...checks.hidden.examples import for_all
 from ...checks.public.rm_loss import BT_NAMES, RANKING_NAMES, bt, expect_grads
 
 REWARD_MAX = 1000

@@ -1,8 +1,9 @@
 """Lab 13's hooks (registry.Lab), registered when the engine imports this module for a full grade.
 
-The training code's function bundle, tiny probe inputs, the engine's mistake diagnosis over this lab's bank, the
-plots, and the fresh twins of the public checks' inputs. Importing it registers the end-to-end tests
-(e2e_tests.py); the checks register from checks/ (autograder.checks.load_all).
+The training code's function bundle, tiny probe inputs, the engine's mistake diagnosis over this lab's bank with
+its confirmation inputs, the plots, the fresh twins of the public checks' inputs, the differential checks' chosen
+examples and the data file computed from the lab's code (the checks' shipped examples: `refresh`). Importing it
+registers the end-to-end tests (e2e_tests.py); the checks register from checks/ (autograder.checks.load_all).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 import torch
 
 from autograder import config, diagnosis, registry
+from autograder.checks import examples
 from autograder.paths import use_world
 
 from . import e2e_tests, plots  # noqa: F401  (e2e_tests: its @e2e_test registrations)
+from .checks.hidden import chosen
 
 use_world()
 import training  # noqa: E402
@@ -51,8 +54,10 @@ registry.register_lab(registry.Lab(
     probe_inputs=training.probe_inputs,
     diagnose=diagnosis.diagnose,
     plot=plots.e2e_plots,
-    confirmation_calls=lambda function: [],
+    confirmation_calls=chosen.confirmation_calls,
     twin=twin,
     twin_scale=lambda function, args: 0.0,
+    data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),),
     band_metrics=("reward", "loss", "margin"),  # per GRPO iteration (reward), per DPO step (loss, margin)
+    chosen_examples=chosen.examples,
 ))

@@ -11,8 +11,9 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.examples import for_all
 from autograder.checks.strategies import DTYPES, bounded, ragged_ranges
-from autograder.checks.tools import call, for_all
+from autograder.checks.tools import call
 
 from ..public.common import PREF_NAMES, SEQ_NAMES, expect_grad
 
@@ -56,13 +57,13 @@ def seq_matches_reference(ctx: Context) -> None:
         expected = ctx.ref.sequence_logprob(token_logp.double(), inp.mask.double()).to(token_logp.dtype)
         answer.expect_close(ctx, answer.value, expected, "the sequence log-probs differ from the reference",
                             scale=float(token_logp.double().abs().sum()))
-    for_all(ctx, ragged_ranges(((-40.0, 0.0),), garbage=40.0), body)
+    for_all(ctx, ragged_ranges(((-40.0, 0.0),), garbage=40.0), body, chosen="sequence_logprob")
 
 
 @check("dpo.dpo_matches_reference", "dpo_loss and its gradients match the reference (margins up to +-400 / beta)",
        functions=("dpo_loss",))
 def dpo_matches_reference(ctx: Context) -> None:
-    for_all(ctx, preference_pairs(), lambda case: _compare(ctx, "dpo_loss", *case))
+    for_all(ctx, preference_pairs(), lambda case: _compare(ctx, "dpo_loss", *case), chosen="dpo_loss")
 
 
 @check("dpo.dpo_stable", "dpo_loss stays finite and exact at huge margins (beta * h = +-400)", functions=("dpo_loss",))
@@ -78,4 +79,4 @@ def dpo_stable(ctx: Context) -> None:
 
 @check("ipo.matches_reference", "ipo_loss and its gradients match the reference", functions=("ipo_loss",))
 def ipo_matches_reference(ctx: Context) -> None:
-    for_all(ctx, preference_pairs(), lambda case: _compare(ctx, "ipo_loss", *case))
+    for_all(ctx, preference_pairs(), lambda case: _compare(ctx, "ipo_loss", *case), chosen="ipo_loss")

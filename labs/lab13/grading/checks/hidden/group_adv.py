@@ -11,8 +11,9 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.examples import for_all
 from autograder.checks.strategies import DTYPES, bounded
-from autograder.checks.tools import call, call_rejected, for_all
+from autograder.checks.tools import call, call_rejected
 from autograder.remote import SubmissionError
 
 from ..public.common import ADV_NAMES
@@ -49,7 +50,7 @@ def matches_reference(ctx: Context) -> None:
                       shape=tuple(rewards.shape))
         answer.expect_close(ctx, answer.value, _reference(ctx, rewards, G, normalize, eps),
                             "the advantages differ from the reference")
-    for_all(ctx, groups(), body)
+    for_all(ctx, groups(), body, chosen="group_advantages")
 
 
 @check("group_adv.equal_groups_zero", "a group whose rewards are all equal gets advantages exactly 0 (finite), "

@@ -13,8 +13,9 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import CheckFailed, Context, check
+from autograder.checks.examples import for_all
 from autograder.checks.strategies import LOG_RATIOS, logprob_pair, ragged_ranges
-from autograder.checks.tools import Answer, call, call_rejected, for_all, tolerances
+from autograder.checks.tools import Answer, call, call_rejected, tolerances
 from autograder.remote import SubmissionError
 
 from ..public.common import GRPO_NAMES, expect_grad, grad_of
@@ -73,7 +74,7 @@ def matches_reference(ctx: Context) -> None:
         answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference",
                             scale=_scale(*args[:5], args[6]))
         expect_grad(ctx, answer, 0, grad, "logp", "d loss / d logp differs from the reference")
-    for_all(ctx, CASES, body)
+    for_all(ctx, CASES, body, chosen="grpo_policy_loss")
 
 
 @check("grpo_loss.clipped_zero_grad",

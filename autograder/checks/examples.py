@@ -1,8 +1,8 @@
 """The examples each property check's hypothesis run draws, drawn once and shipped, so that a grade of a
 passing submission spends no time in hypothesis (drawing was ~3 s of CPU per grade).
 
-    for_all(ctx, CASES, body)                        # what tools.for_all(ctx, CASES, body) finds, without drawing
-    for_all(ctx, CASES, body, chosen="compute_gae")  # ... then the body on compute_gae's chosen examples
+    for_all(ctx, CASES, body)              # what tools.for_all(ctx, CASES, body) finds, without drawing
+    for_all(ctx, CASES, body, chosen="f")  # ... then the body on contract function f's chosen examples
 
 Why the finding is the same: hypothesis runs derandomised (tools.for_all), so while the body passes,
 the run draws a fixed list of examples, whatever the body does with them. `drawn` gets that list from
@@ -15,32 +15,38 @@ submission whose answers depend on state or randomness), the listed example's fa
 unshrunk: a failure is never lost. Chosen examples run after the draws pass; a failure there is shown
 as it is (they are small by construction, and hypothesis cannot shrink what it did not draw).
 
-The lists are shipped in examples.json (a hidden-check file, never in the student bundle), keyed by the
-check module, the strategy's repr and max_examples (and "chosen <function>" for the chosen examples,
-which are deterministic but cost ~0.5 s of CPU to build), with a fingerprint of what they depend on (the
-hypothesis and torch versions, the checks' code). A stale or missing file costs time only: the lists
-are then drawn in the grade, once per strategy and process. `python -m autograder refresh`
-rewrites the file; tests/test_examples.py checks that it is current and equals a fresh draw.
+The chosen examples are the lab's (registry.Lab.chosen_examples: its grading/checks/hidden/chosen.py, a
+pairwise covering array of each differential check's factors, built with covering.py and chosen.py).
+The lists are shipped in the lab's grading/checks/hidden/examples.json (a hidden-check file, never in
+the student bundle; the lab declares it among its data files: DataFile(DATA_FILE, is_current, write)),
+keyed by the check module, the strategy's repr and max_examples (and "chosen <function>" for the chosen
+examples, deterministic but costly to build), with a fingerprint of what they depend on (the hypothesis
+and torch versions, the lab's checks' code and this package's). A stale or missing file costs time
+only: the lists are then drawn in the grade, once per strategy and process. `python -m autograder
+refresh` rewrites the file; the tests check that it is current and equals a fresh draw.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import copy
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import hypothesis
 import torch
 from hypothesis import strategies as st
 
+from autograder import paths
 from autograder.checks import Context, tools
 from autograder.checks.strategies import Ragged
 
-CHECKS_DIR = Path(__file__).resolve().parent.parent     # the lab's checks: the code the draws depend on
-DATA_FILE = Path(__file__).resolve().with_name("examples.json")
+# the code the draws and the chosen examples depend on: the lab's checks, and this package's
+CODE_DIRS = {"lab": paths.GRADING / "checks", "engine": Path(__file__).resolve().parent}
+DATA_FILE = paths.GRADING / "checks" / "hidden" / "examples.json"
 DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.bool)}
 DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
 SHIPPED: dict[str, list] | None = None  # key -> the shipped examples, once read (see _shipped)
@@ -49,20 +55,21 @@ LIVE = False  # True: hypothesis draws in every check, the shipped examples unus
 
 def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], chosen: str = "") -> None:
     """tools.for_all(ctx, strategy, body) without drawing while the body passes every shipped example, then
-    the body on each chosen example of the contract function `chosen` (chosen.py: inputs hypothesis would
+    the body on each chosen example of the contract function `chosen` (the lab's: inputs hypothesis would
     not draw; shipped too).
 
     A failure is never lost: on a shipped example's failure the live run draws it again and shrinks it;
     should the live run pass (a submission with state or randomness answers differently the second time),
     the shipped example's failure stands, unshrunk. A chosen example's failure is reported as it is."""
+    listed = examples(ctx, strategy, body.__module__)
     if LIVE:
         tools.for_all(ctx, strategy, body)
     else:
-        failure = first_failure(examples(ctx, strategy, body.__module__), body)
+        failure = first_failure(listed, body)
         if failure is not None:
             tools.for_all(ctx, strategy, body)
             raise failure
-    for example in chosen_examples(chosen) if chosen else ():
+    for example in chosen_examples(chosen, listed) if chosen else ():
         body(copy.deepcopy(example))
 
 
@@ -87,15 +94,24 @@ def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
     return DRAWN[key]
 
 
-def chosen_examples(function: str) -> list:
-    """chosen.examples(function), shipped (building the covering arrays costs ~0.5 s of CPU) or built once."""
+def chosen_examples(function: str, listed: Sequence = ()) -> list:
+    """The lab's chosen examples of `function`, shipped (building the covering arrays costs ~0.5 s of CPU) or
+    built once: each distinct one once, none that repeats one of the draws `listed` (an example of a pure
+    function asked again only repeats its answer, and reaches no level its twin does not)."""
+    from autograder import registry
+
     key = f"chosen {function}"
     shipped = _shipped().get(key)
     if shipped is not None:
         return shipped
     if key not in DRAWN:
-        from ...checks.hidden import chosen
-        DRAWN[key] = list(chosen.examples(function))
+        seen = {json.dumps(encode(e)) for e in listed}
+        DRAWN[key] = []
+        for example in registry.lab().chosen_examples(function):
+            code = json.dumps(encode(example))
+            if code not in seen:
+                seen.add(code)
+                DRAWN[key].append(example)
     return DRAWN[key]
 
 
@@ -118,11 +134,22 @@ def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> 
 def fingerprint() -> str:
     """sha256 of what the draws depend on besides their key: library versions and the checks' code (comments and
     docstrings aside: editing them changes no draw)."""
-    from ...baseline import code_of
     h = hashlib.sha256(f"hypothesis {hypothesis.__version__}\ntorch {torch.__version__}\n".encode())
-    for path in sorted(CHECKS_DIR.rglob("*.py")):
-        h.update(str(path.relative_to(CHECKS_DIR)).encode() + b"\0" + code_of(path).encode())
+    for name, folder in CODE_DIRS.items():
+        for path in sorted(folder.rglob("*.py")):
+            h.update(f"{name}/{path.relative_to(folder)}".encode() + b"\0" + code_of(path).encode())
     return h.hexdigest()
+
+
+def code_of(path: Path) -> str:
+    """The module's code without its docstrings (docstring edits do not change what it computes)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
+                and isinstance(node.body[0].value.value, str):
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def is_current(path: Path = DATA_FILE) -> bool:

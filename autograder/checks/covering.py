@@ -1,9 +1,9 @@
-"""A small pairwise covering array over a function's factors (domains.FACTORS), greedily, AETG-like.
+"""A small pairwise covering array over a function's factors (factors.py), greedily, AETG-like.
 
-    rows = covering_rows("compute_gae", capacity=lambda levels: 0)
+    rows = covering_rows(FACTORS["f"], IMPOSSIBLE.get("f", {}), capacity=lambda levels: 0)
     -> [Row(levels={"dtype": "float32", "T": "T = 1", ...}, units=[]), ...]
 
-Every possible pair of levels (domains.possible_pairs) is in some row. A row gives each per-call
+Every possible pair of levels (factors.possible_pairs) is in some row. A row gives each per-call
 factor a level, and lists up to `capacity(levels)` units (tokens, pairs, rows of a ranking), each
 giving every per-unit factor a level: one example can hold many units, so one row reaches many
 pairs of per-unit levels (one token each). Each row is built from `CANDIDATES` seeded random
@@ -18,9 +18,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
-from ...checks.hidden.domains import FACTORS, IMPOSSIBLE, Factor, Pair, possible_pairs
+from autograder.checks.factors import Factor, Pair, possible_pairs
 
 CANDIDATES = 30
 
@@ -35,9 +35,9 @@ def ordered_pair(a: tuple[str, str], b: tuple[str, str], order: dict[str, int]) 
     return (a, b) if order[a[0]] < order[b[0]] else (b, a)
 
 
-def row_pairs(function: str, row: Row) -> set[Pair]:
-    """The pairs of levels a row reaches (as domains.covered_pairs counts a call's)."""
-    order = {f.name: i for i, f in enumerate(FACTORS[function])}
+def row_pairs(factors: tuple[Factor, ...], row: Row) -> set[Pair]:
+    """The pairs of levels a row reaches (as factors.covered_pairs counts a call's)."""
+    order = {f.name: i for i, f in enumerate(factors)}
     chosen = list(row.levels.items())
     pairs = {ordered_pair(a, b, order) for i, a in enumerate(chosen) for b in chosen[i + 1:]}
     for unit in row.units:
@@ -47,26 +47,27 @@ def row_pairs(function: str, row: Row) -> set[Pair]:
     return pairs
 
 
-def covering_rows(function: str, capacity: Callable[[dict[str, str]], int], seed: int = 0) -> list[Row]:
-    """Rows that reach every possible pair of `function`'s levels (deterministic for a seed)."""
-    factors = FACTORS[function]
+def covering_rows(factors: tuple[Factor, ...], impossible: Mapping[Pair, str],
+                  capacity: Callable[[dict[str, str]], int], seed: int = 0) -> list[Row]:
+    """Rows that reach every possible pair of the factors' levels (deterministic for a seed); a row lists up
+    to `capacity(its per-call levels)` units."""
     order = {f.name: i for i, f in enumerate(factors)}
-    impossible = set(IMPOSSIBLE.get(function, {}))
-    uncovered = possible_pairs(function)
+    uncovered = possible_pairs(factors, impossible)
+    excluded = set(impossible)
     rng = random.Random(seed)
     rows: list[Row] = []
     while uncovered:
         best, gain = None, 0
         freq = Counter(level for pair in uncovered for level in pair)  # how many uncovered pairs hold a level
         for _ in range(CANDIDATES):
-            row = _candidate(factors, order, impossible, uncovered, freq, capacity, rng)
-            new = len(row_pairs(function, row) & uncovered)
+            row = _candidate(factors, order, excluded, uncovered, freq, capacity, rng)
+            new = len(row_pairs(factors, row) & uncovered)
             if new > gain:
                 best, gain = row, new
         if best is None:
-            raise ValueError(f"{function}: no row reaches {sorted(uncovered)[:3]} (declare them impossible?)")
+            raise ValueError(f"no row reaches {sorted(uncovered)[:3]} (declare them impossible?)")
         rows.append(best)
-        uncovered -= row_pairs(function, best)
+        uncovered -= row_pairs(factors, best)
     return rows
 
 
@@ -79,7 +80,7 @@ def _candidate(factors: tuple[Factor, ...], order: dict[str, int], impossible: s
     for f in per_call:
         levels[f.name] = _best_level(f, list(levels.items()), order, impossible, uncovered, freq, rng)
     row = Row(levels)
-    reached = set()
+    reached: set[Pair] = set()
     for _ in range(capacity(levels) if per_unit else 0):
         rng.shuffle(per_unit)
         unit: dict[str, str] = {}

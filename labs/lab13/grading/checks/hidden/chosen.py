@@ -1,0 +1,346 @@
+"""Chosen inputs: examples that the differential checks run besides hypothesis's draws, and the
+confirmation inputs of the diagnosis. Both are built here, not drawn, from levels of the factors in
+domains.py, so that they reach what hypothesis's first draws often do not (a group of equal real rewards
+with eps = 1e-2, a token with A < 0 beyond e^20 next to a k3 log-ratio above 10, a DPO logit below -100
+in float32, IPO's margin at its target).
+
+    examples("grpo_policy_loss")            -> [(Ragged([where, log_ratio, ref, adv], mask), eps, beta, agg), ...]
+    confirmation_calls("grpo_policy_loss")  -> ((args, kwargs), ...) of CONFIRM non-degenerate calls
+
+`examples(f)` is one example per row of a pairwise covering array of f's factors (the engine's
+autograder/checks/covering.py: every possible pair of levels in some example), then the training's own
+regime (training.py: float32 groups of 8 binary rewards for 16 prompts, GRPO's minibatches of 64 ragged
+rows of 4 tokens with clip_eps 0.2, beta 0.04, token_mean, and Dr. GRPO's beta 0, token_sum_norm; DPO's
+and IPO's batches of 64 pairs at beta 0.1, the first step's policy equal to the reference and a later
+one). Each is in the form of the check's strategy, so the check's own body runs it. Everything is seeded
+(the engine's autograder/checks/chosen.py: random.Random of the function's name and the row).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+from typing import Callable
+
+import torch
+
+from autograder.checks.chosen import (
+    clip_eps_of,
+    dtype_of,
+    grid,
+    log_ratio_of,
+    on_tokens,
+    place_units,
+    prefix_mask,
+    random_unit,
+    row_lengths,
+    seeded,
+    signed,
+)
+from autograder.checks.covering import Row, covering_rows
+from autograder.checks.strategies import LOGPROB_MIN, Ragged, logprob_pair
+
+from ...checks.hidden import domains as dom
+
+UNITS = 8       # units (groups, tokens, pairs) an example can give designated levels, where it has room
+CONFIRM = 12    # confirmation inputs of the diagnosis per function
+FINE = 2.0 ** -14  # the grid of margins: sums of sequence log-probs in [-200, 0] on it are exact in float32
+ROOM = -LOGPROB_MIN  # log-probs lie in [-ROOM, 0]
+
+
+def _capacity(levels: dict[str, str]) -> int:
+    """How many units of an example get designated levels: one where there is only one, else UNITS."""
+    single = (levels.get("N") == "N = 1" or levels.get("P") == "P = 1"
+              or levels.get("rows", "").startswith("one"))
+    return 1 if single else UNITS
+
+
+def _units(function: str, levels: dict[str, str], designated: list, n: int, r: random.Random) -> list[dict]:
+    return place_units(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}), levels, designated, n, r)
+
+
+# ---------------------------------------------------------------- group_advantages
+def _group(r: random.Random, G: int, unit: dict[str, str]) -> list[float]:
+    """G rewards with the unit's values (binary or real in [-10, 10]) and spread (the group's sample std)."""
+    if unit["values"] == "binary":
+        if unit["spread"] == "std = 0":
+            return [float(r.randint(0, 1))] * G
+        ones = r.randint(1, G - 1)
+        return r.sample([1.0] * ones + [0.0] * (G - ones), G)
+    if unit["spread"] == "std = 0":
+        return [grid(r, -10, 10)] * G
+    z = [r.gauss(0, 1) for _ in range(G)]
+    mean = sum(z) / G
+    std = math.sqrt(sum((x - mean) ** 2 for x in z) / (G - 1))
+    z = [(x - mean) / std for x in z]
+    s = {"0 < std <= 0.05": (0.01, 0.04), "0.05 < std <= 2": (0.1, 1.9), "std > 2": (2.2, 3.0)}[unit["spread"]]
+    std = r.uniform(*s)
+    room = 10 - std * max(map(abs, z))  # > 0: std <= 3 and, for G <= 12, |z| <= 11 / sqrt(12)
+    mean = r.uniform(-room, room)
+    return [mean + std * x for x in z]
+
+
+def _eps(r: random.Random, level: str) -> float:
+    return 1e-6 if level == "eps = 1e-6" else r.choice((1e-8, 1e-7) if level == "eps < 1e-6" else (1e-2, 1e-3))
+
+
+def _advantages(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
+    G = {"G = 2": 2, "3 <= G <= 7": r.randint(3, 7), "G >= 8": r.randint(8, 12)}[levels["G"]]
+    N = 1 if levels["N"] == "N = 1" else max(r.randint(2, 6), len(designated))
+    groups = [_group(r, G, u) for u in _units("group_advantages", levels, designated, N, r)]
+    rewards = torch.tensor([x for g in groups for x in g], dtype=dtype_of(levels))
+    return rewards, G, levels["normalize_std"] == "True", _eps(r, levels["eps"])
+
+
+# ---------------------------------------------------------------- grpo_policy_loss
+# d level -> (sign, |d| from, to): |d| < 19.5, so that a log-ratio beyond 20 fits beside it
+_D_RANGES = {"-10 <= d < -1e-3": (-1, 1 / 64, 10), "1e-3 < d <= 10": (1, 1 / 64, 10), "d < -10": (-1, 10.125, 19.5),
+             "d > 10": (1, 10.125, 19.5)}
+
+
+def _kl_d(r: random.Random, level: str) -> float:
+    """d = ref_logp - logp of the level."""
+    if level == "d = 0":
+        return 0.0
+    if level == "0 < |d| <= 1e-3":
+        return r.choice((-1, 1)) * r.randint(1, 4) * 2.0 ** -12
+    sign, lo, hi = _D_RANGES[level]
+    return sign * grid(r, lo, hi, 1 / 64)
+
+
+def _token(r: random.Random, unit: dict[str, str], eps: float) -> tuple[float, float, float]:
+    """(where, log_ratio, d) of one generated token with the unit's ratio and d levels, placed so that logp,
+    old_logp = logp - log_ratio and ref_logp = logp + d all lie in [-40, 0]."""
+    d = _kl_d(r, unit["d"])
+    lr = log_ratio_of(r, unit["ratio"], eps)
+    if lr * d > 0 and abs(lr) + abs(d) > ROOM:  # old_logp and ref_logp on opposite sides of logp: 40 apart at most
+        lr = math.copysign(grid(r, 20.5, ROOM - abs(d), 1 / 64), lr)
+    low, high = max(-ROOM, -ROOM + lr, -ROOM - d), min(0.0, lr, -d)
+    logp = r.uniform(low, high)
+    room = ROOM - abs(lr)  # logprob_pair: the higher of the pair sits |where| of the way down this room
+    top = logp if lr >= 0 else logp - lr
+    return (min(1.0, -top / room) if room > 0 else 0.0), lr, d
+
+
+def _grpo_tokens(r: random.Random, levels: dict[str, str], designated: list, lengths: list[int]) -> list[list[dict]]:
+    """Each row's tokens' levels: designated units one to a row (a row has one advantage), at a random token;
+    every other token random levels with its row's sign of A."""
+    factors, impossible = dom.FACTORS["grpo_policy_loss"], dom.IMPOSSIBLE["grpo_policy_loss"]
+    rows_of = r.sample(range(len(lengths)), len(designated))
+    mine = dict(zip(rows_of, designated))
+    rows = []
+    for b, n in enumerate(lengths):
+        sign = mine[b]["A"] if b in mine else r.choice(dom.SIGN_LEVELS)
+        tokens = [{**random_unit(factors, impossible, levels, r), "A": sign} for _ in range(n)]
+        if b in mine:
+            tokens[r.randrange(n)] = mine[b]
+        rows.append(tokens)
+    return rows
+
+
+def _beta(r: random.Random, level: str) -> float:
+    return float(level) if level in ("0", "1") else r.choice((0.04, 0.1, 0.5))
+
+
+def _grpo(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
+    dtype, eps = dtype_of(levels), clip_eps_of(r, levels["clip_eps"])
+    beta = _beta(r, levels["beta"])
+    lengths, T = row_lengths(r, levels["T"], levels["rows"], len(designated), min_rows=len(designated))
+    mask = prefix_mask(lengths, T, dtype)
+    rows = _grpo_tokens(r, levels, designated, lengths)
+    placed = [_token(r, u, eps) for row in rows for u in row]
+    where = on_tokens([p[0] for p in placed], mask, 1.0, r, dtype)
+    log_ratio = on_tokens([p[1] for p in placed], mask, ROOM, r, dtype)
+    logp, _ = logprob_pair(where, log_ratio)
+    ref = logp.double()[mask.bool()] + torch.tensor([p[2] for p in placed], dtype=torch.float64)
+    ref_logp = on_tokens(ref.clamp(LOGPROB_MIN, 0.0).tolist(), mask, ROOM, r, dtype)
+    signs = [signed(r, row[0]["A"]) for row in rows]
+    adv = on_tokens([a for a, n in zip(signs, lengths) for _ in range(n)], mask, 10.0, r, dtype)
+    return Ragged([where, log_ratio, ref_logp, adv], mask), eps, beta, levels["aggregation"]
+
+
+# ---------------------------------------------------------------- sequence_logprob
+def _token_logp(r: random.Random, level: str) -> float:
+    if level == "token_logp = 0":
+        return 0.0
+    if level == "token_logp = -40":
+        return LOGPROB_MIN
+    return -grid(r, 1 / 64, 63 / 64, 1 / 64) if level == "-1 < token_logp < 0" else -grid(r, 1, 39.875)
+
+
+def _sequence(r: random.Random, levels: dict[str, str], designated: list) -> Ragged:
+    dtype = dtype_of(levels)
+    lengths, T = row_lengths(r, levels["T"], levels["rows"], len(designated))
+    mask = prefix_mask(lengths, T, dtype)
+    units = _units("sequence_logprob", levels, designated, sum(lengths), r)
+    return Ragged([on_tokens([_token_logp(r, u["token_logp"]) for u in units], mask, ROOM, r, dtype)], mask)
+
+
+# ---------------------------------------------------------------- dpo_loss, ipo_loss
+PREF_BETAS = {"beta <= 0.025": (0.01, 0.02), "0.025 < beta <= 0.1": (0.1,), "0.1 < beta <= 1": (0.75, 1.0),
+              "beta > 1": (2.0, 5.0, 10.0)}  # |h| <= H_MAX reaches every possible z level at each of these
+H_MAX, WIDEST = 198.0, 199.0  # |h|, and |q| and |h + q| (its parts): either part may take either sign
+
+
+def _fine(x: float) -> float:
+    """x on the FINE grid, rounded towards 0."""
+    return math.copysign(math.floor(abs(x) / FINE) * FINE, x)
+
+
+def _z_margin(r: random.Random, level: str, beta: float) -> float:
+    """h with beta * h at the DPO logit level (|h| <= H_MAX, on the FINE grid)."""
+    if level == "z = 0":
+        return 0.0
+    if level == "0 < |z| <= 1e-3":
+        return r.choice((-1, 1)) * max(1, math.floor(r.uniform(2e-4, 9e-4) / beta / FINE)) * FINE
+    sign = -1 if level in ("-15 <= z < -1e-3", "-100 <= z < -15", "z < -100") else 1
+    lo, hi = {"-15 <= z < -1e-3": (1 / 64, 15), "1e-3 < z <= 15": (1 / 64, 15), "-100 <= z < -15": (15.125, 100),
+              "15 < z <= 100": (15.125, 100), "z < -100": (100.5, 2000), "z > 100": (100.5, 2000)}[level]
+    z = grid(r, lo, min(hi, beta * H_MAX), 1 / 64)
+    return sign * max(FINE, _fine(z / beta))
+
+
+def _h_margin(r: random.Random, level: str, beta: float) -> float:
+    """h at the IPO level against its target t = 1 / (2 beta) (|h| <= H_MAX, on the FINE grid)."""
+    t = 1 / (2 * beta)
+    if level == "h = 0":
+        return 0.0
+    if level == "|h - t| <= 1e-3":
+        return round(t / FINE) * FINE
+    if level == "0 < h < t":
+        return grid(r, FINE, t - 2e-3, FINE)
+    lo, hi = {"h < -100": (100.125, H_MAX), "-100 <= h < 0": (1 / 64, 100), "t < h <= 100": (t + 2e-3, 100),
+              "h > 100": (100.125, H_MAX)}[level]
+    return (-1 if level in ("h < -100", "-100 <= h < 0") else 1) * grid(r, lo, hi, FINE)
+
+
+def _pair(r: random.Random, h: float, side: str) -> tuple[float, float, float, float]:
+    """(policy_chosen, policy_rejected, ref_chosen, ref_rejected) in [-200, 0] with margin h and the reference's
+    side: ref_chosen - ref_rejected = q of the side's sign, policy_chosen - policy_rejected = h + q."""
+    if side == "equal":
+        q = 0.0
+    elif side == "chosen higher":
+        q = grid(r, 1 / 8, WIDEST - max(0.0, h))
+    else:
+        q = -grid(r, 1 / 8, WIDEST + min(0.0, h))
+    p = h + q
+    ref_rejected = -grid(r, max(0.0, q), 200 + min(0.0, q))
+    policy_rejected = -grid(r, max(0.0, p), 200 + min(0.0, p), FINE)
+    return policy_rejected + p, policy_rejected, ref_rejected + q, ref_rejected
+
+
+def _preference(margin: Callable[[random.Random, str, float], float], unit_of: str, function: str) -> Callable:
+    def build(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
+        beta = r.choice(PREF_BETAS[levels["beta"]])
+        P = {"P = 1": 1, "2 <= P < 10": r.randint(max(2, len(designated)), 9),
+             "P >= 10": r.randint(max(10, len(designated)), 16)}[levels["P"]]
+        units = _units(function, levels, designated, P, r)
+        pairs = [_pair(r, margin(r, u[unit_of], beta), u["reference"]) for u in units]
+        return [torch.tensor([p[i] for p in pairs], dtype=dtype_of(levels)) for i in range(4)], beta
+    return build
+
+
+BUILDERS: dict[str, Callable[[random.Random, dict, list], object]] = {
+    "group_advantages": _advantages, "grpo_policy_loss": _grpo, "sequence_logprob": _sequence,
+    "dpo_loss": _preference(_z_margin, "z", "dpo_loss"), "ipo_loss": _preference(_h_margin, "h", "ipo_loss"),
+}
+
+
+# ---------------------------------------------------------------- the training's own regime
+def _binary_groups(r: random.Random, N: int = 16, G: int = 8) -> list[float]:
+    """N groups of G rewards as the addition task gives them: some all wrong, some all right, most mixed."""
+    p = [r.choice((0.0, 0.1, 0.5, 0.8, 1.0)) for _ in range(N)]
+    return [float(r.random() < q) for q in p for _ in range(G)]
+
+
+def _training(function: str) -> list:
+    """Inputs as training.py makes them: GRPO (16 prompts x 8 answers, minibatches of 64 of the 128 rows of 4
+    tokens, clip_eps 0.2, beta 0.04, token_mean, std-normalised; Dr. GRPO: beta 0, token_sum_norm, no std),
+    DPO and IPO (64 pairs at beta 0.1: the first step, policy = reference, and a later one); float32."""
+    r, f32 = seeded(function, "training"), torch.float32
+    if function == "group_advantages":
+        rewards = torch.tensor(_binary_groups(r), dtype=f32)
+        return [(rewards, 8, True, 1e-6), (rewards, 8, False, 1e-6)]
+    lengths = [r.choice((2, 3, 3, 4, 4, 4)) for _ in range(64)]
+    lengths[0] = 4
+    mask = prefix_mask(lengths, 4, f32)
+    n = sum(lengths)
+    if function == "sequence_logprob":
+        token_logp = [max(LOGPROB_MIN, -r.expovariate(1.5)) for _ in range(n)]
+        return [Ragged([on_tokens(token_logp, mask, ROOM, r, f32)], mask)]
+    if function == "grpo_policy_loss":
+        made = []
+        for beta, aggregation, normalize in ((0.04, "token_mean", True), (0.0, "token_sum_norm", False)):
+            rewards = torch.tensor(_binary_groups(r, 8), dtype=torch.float64).view(-1, 8)
+            adv = rewards - rewards.mean(1, keepdim=True)
+            adv = (adv / (rewards.std(1, keepdim=True) + 1e-6) if normalize else adv).reshape(-1).tolist()
+            where = on_tokens([r.uniform(0, 0.2) for _ in range(n)], mask, 1.0, r, f32)
+            log_ratio = on_tokens([r.gauss(0, 0.15) for _ in range(n)], mask, 0.0, r, f32)
+            logp, _ = logprob_pair(where, log_ratio)
+            ref = (logp.double()[mask.bool()] + torch.tensor([r.gauss(0, 0.3) for _ in range(n)])).clamp(max=0.0)
+            ref_logp = on_tokens(ref.tolist(), mask, ROOM, r, f32)
+            advantages = on_tokens([a for a, k in zip(adv, lengths) for _ in range(k)], mask, 0.0, r, f32)
+            made.append((Ragged([where, log_ratio, ref_logp, advantages], mask), 0.2, beta, aggregation))
+        return made
+    ref_c, ref_r = ([-_fine(r.uniform(0.5, 15)) for _ in range(64)] for _ in range(2))
+    moved_c = [x + _fine(r.gauss(-1, 2)) for x in ref_c]
+    moved_r = [x + _fine(r.gauss(-3, 2)) for x in ref_r]
+    return [([torch.tensor(x, dtype=f32) for x in (pc, pr, ref_c, ref_r)], 0.1)
+            for pc, pr in ((ref_c, ref_r), ([min(0.0, x) for x in moved_c], [min(0.0, x) for x in moved_r]))]
+
+
+# ---------------------------------------------------------------- what the checks and the diagnosis use
+def _build(function: str, row: Row, key: object) -> object:
+    return BUILDERS[function](seeded(function, key), row.levels, row.units)
+
+
+@functools.lru_cache(maxsize=None)
+def examples(function: str) -> tuple:
+    """The chosen examples of `function`'s differential check (see the module docstring)."""
+    factors = dom.FACTORS[function]
+    per_unit = any(f.per != "call" for f in factors)
+    rows = covering_rows(factors, dom.IMPOSSIBLE.get(function, {}), _capacity if per_unit else (lambda levels: 0))
+    return tuple(_build(function, row, i) for i, row in enumerate(rows)) + tuple(_training(function))
+
+
+def call_of(function: str, example) -> tuple[tuple, dict]:
+    """The contract call (args, kwargs) that a check makes for an example of its strategy."""
+    if function == "group_advantages":
+        rewards, G, normalize, eps = example
+        return (rewards, G), {"normalize_std": normalize, "eps": eps}
+    if function == "grpo_policy_loss":
+        from ...checks.hidden.grpo_loss import inputs
+        logp, old_logp, ref_logp, adv, mask, eps, beta, aggregation = inputs(example)
+        return (logp, old_logp, ref_logp, adv, mask), {"clip_eps": eps, "beta": beta, "aggregation": aggregation}
+    if function == "sequence_logprob":
+        return (-example.tensors[0].abs(), example.mask), {}
+    four, beta = example
+    return tuple(four), {"beta": beta}
+
+
+# per function: the levels of its confirmation inputs, cycled (several rows or groups or pairs, full and ragged
+# rows with T >= 2, both normalisations and every eps level, beta > 0 and = 0, every aggregation and clip level)
+_LAYOUTS = ("ragged with a full row", "one full row", "full rows", "ragged, none full", "padded rows of one length",
+            "one padded row")
+_CONFIRM: dict[str, Callable[[int], dict[str, str]]] = {
+    "group_advantages": lambda i: {"G": dom.G_LEVELS[(i // 2) % 3], "N": "N > 1",
+                                   "normalize_std": ("True", "False")[i % 4 // 3],
+                                   "eps": dom.EPS_LEVELS[::-1][i % 3]},
+    "grpo_policy_loss": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6], "clip_eps": dom.CLIP_LEVELS[i % 3],
+                                   "beta": ("strictly inside (0, 1)", "0", "1")[i % 4 % 3],
+                                   "aggregation": dom.AGGREGATIONS[(i // 2) % 3]},
+    "sequence_logprob": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6]},
+    "dpo_loss": lambda i: {"P": ("2 <= P < 10", "P >= 10")[i % 2], "beta": dom.PREF_BETA_LEVELS[(i // 2) % 4]},
+    "ipo_loss": lambda i: {"P": ("2 <= P < 10", "P >= 10")[i % 2], "beta": dom.PREF_BETA_LEVELS[(i // 2) % 4]},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def confirmation_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
+    """CONFIRM chosen, non-degenerate calls of `function` (both dtypes; random levels for every unit)."""
+    calls = []
+    for i in range(CONFIRM):
+        levels = {"dtype": ("float32", "float64")[i % 2], **_CONFIRM[function](i)}
+        calls.append(call_of(function, BUILDERS[function](seeded(function, "confirm", i), levels, [])))
+    return tuple(calls)

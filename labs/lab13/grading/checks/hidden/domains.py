@@ -1,0 +1,212 @@
+"""The factors of each contract function's valid domain (solutions/posttrain.py states the domain; each
+check module's docstring says how its strategies draw it), whose levels its differential check must reach
+in pairs (the engine's autograder/checks/factors.py says what a factor is and which pairs a call reaches).
+
+    DIFFERENTIAL["group_advantages"]  -> its differential check, "group_adv.matches_reference"
+    FACTORS["group_advantages"]       -> dtype, G, N, normalize_std, eps; per group: values, spread
+    IMPOSSIBLE["group_advantages"]    -> the pairs of levels no valid call has, each with its reason
+
+`python -m autograder --lab labs/lab13 validate` (autograder/validity/coverage.py) runs every check on the
+reference, records its calls, and fails on a possible pair that a differential check never reaches; the
+chosen examples (chosen.py) are built from a pairwise covering array of these levels.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from autograder.checks.factors import (
+    CLIP_LEVELS,
+    RATIO_LEVELS,
+    SIGN_LEVELS,
+    T1_HAS_NO_PADDING,
+    Factor,
+    Pair,
+    clip_class,
+    dtype_factor,
+    ratio_class,
+    rows_factor,
+    sign_class,
+    t_factor,
+    tokens,
+)
+
+DIFFERENTIAL = {
+    "group_advantages": "group_adv.matches_reference",
+    "grpo_policy_loss": "grpo_loss.matches_reference",
+    "sequence_logprob": "dpo.seq_matches_reference",
+    "dpo_loss": "dpo.dpo_matches_reference",
+    "ipo_loss": "ipo.matches_reference",
+}
+
+# ---------------------------------------------------------------- group_advantages
+G_LEVELS = ("G = 2", "3 <= G <= 7", "G >= 8")
+EPS_LEVELS = ("eps < 1e-6", "eps = 1e-6", "eps > 1e-6")
+VALUE_LEVELS = ("binary", "real")
+SPREAD_LEVELS = ("std = 0", "0 < std <= 0.05", "0.05 < std <= 2", "std > 2")
+
+
+def g_class(G: int) -> str:
+    return G_LEVELS[0] if G == 2 else (G_LEVELS[2] if G >= 8 else G_LEVELS[1])
+
+
+def eps_class(eps: float) -> str:
+    return EPS_LEVELS[1] if eps == 1e-6 else (EPS_LEVELS[0] if eps < 1e-6 else EPS_LEVELS[2])
+
+
+def spread_class(std: float) -> str:
+    return SPREAD_LEVELS[0] if std == 0 else (SPREAD_LEVELS[1] if std <= 0.05 else
+                                              (SPREAD_LEVELS[2] if std <= 2 else SPREAD_LEVELS[3]))
+
+
+def _groups(a: dict) -> torch.Tensor:
+    return a["rewards"].double().view(-1, a["group_size"])
+
+
+def _values(a: dict) -> list[str]:
+    return [VALUE_LEVELS[0] if bool(((g == 0) | (g == 1)).all()) else VALUE_LEVELS[1] for g in _groups(a)]
+
+
+# ---------------------------------------------------------------- grpo_policy_loss
+BETA_LEVELS = ("0", "strictly inside (0, 1)", "1")
+AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "token_sum_norm")
+# d = ref_logp - logp, the k3 term's log-ratio (|d| < 20 in chosen examples, so that a ratio beyond e^20 fits)
+KL_LEVELS = ("d = 0", "0 < |d| <= 1e-3", "-10 <= d < -1e-3", "1e-3 < d <= 10", "d < -10", "d > 10")
+
+
+def beta_class(beta: float) -> str:
+    return BETA_LEVELS[0] if beta == 0 else (BETA_LEVELS[2] if beta == 1 else BETA_LEVELS[1])
+
+
+def kl_class(d: float) -> str:
+    if d == 0:
+        return KL_LEVELS[0]
+    if abs(d) <= 1e-3:
+        return KL_LEVELS[1]
+    return KL_LEVELS[(2 if abs(d) <= 10 else 4) + (d > 0)]
+
+
+def _row_of_tokens(a: dict, values: torch.Tensor) -> list[float]:
+    """A per-row value (B,) repeated on each of the row's generated tokens, row by row."""
+    return values.double()[:, None].expand_as(a["mask"])[a["mask"].bool()].tolist()
+
+
+def _ratio_tokens(a: dict) -> list[Optional[str]]:
+    return [ratio_class(r, a["clip_eps"]) for r in torch.exp(torch.tensor(tokens(a, "logp"))
+                                                             - torch.tensor(tokens(a, "old_logp"))).tolist()]
+
+
+def _kl_tokens(a: dict) -> list[str]:
+    return [kl_class(d) for d in (torch.tensor(tokens(a, "ref_logp")) - torch.tensor(tokens(a, "logp"))).tolist()]
+
+
+# ---------------------------------------------------------------- sequence_logprob
+TOKEN_LEVELS = ("token_logp = 0", "-1 < token_logp < 0", "-40 < token_logp <= -1", "token_logp = -40")
+
+
+def token_class(x: float) -> str:
+    return TOKEN_LEVELS[0] if x == 0 else (TOKEN_LEVELS[1] if x > -1 else
+                                           (TOKEN_LEVELS[3] if x == -40 else TOKEN_LEVELS[2]))
+
+
+# ---------------------------------------------------------------- dpo_loss, ipo_loss
+P_LEVELS = ("P = 1", "2 <= P < 10", "P >= 10")
+PREF_BETA_LEVELS = ("beta <= 0.025", "0.025 < beta <= 0.1", "0.1 < beta <= 1", "beta > 1")
+# z = beta * h, the DPO logit: large negative z is where log(sigmoid(z)) underflows
+Z_LEVELS = ("z = 0", "0 < |z| <= 1e-3", "-15 <= z < -1e-3", "1e-3 < z <= 15", "-100 <= z < -15", "15 < z <= 100",
+            "z < -100", "z > 100")
+# h against IPO's target margin t = 1 / (2 beta) (at least 0.05)
+H_LEVELS = ("h < -100", "-100 <= h < 0", "h = 0", "0 < h < t", "|h - t| <= 1e-3", "t < h <= 100", "h > 100")
+SIDE_LEVELS = ("equal", "chosen higher", "rejected higher")  # ref_chosen against ref_rejected
+
+
+def p_class(P: int) -> str:
+    return P_LEVELS[0] if P == 1 else (P_LEVELS[2] if P >= 10 else P_LEVELS[1])
+
+
+def pref_beta_class(beta: float) -> str:
+    return PREF_BETA_LEVELS[0] if beta <= 0.025 else (PREF_BETA_LEVELS[1] if beta <= 0.1 else
+                                                      (PREF_BETA_LEVELS[2] if beta <= 1 else PREF_BETA_LEVELS[3]))
+
+
+def z_class(z: float) -> str:
+    if z == 0:
+        return Z_LEVELS[0]
+    if abs(z) <= 1e-3:
+        return Z_LEVELS[1]
+    return Z_LEVELS[(2 if abs(z) <= 15 else (4 if abs(z) <= 100 else 6)) + (z > 0)]
+
+
+def h_class(h: float, beta: float) -> str:
+    t = 1 / (2 * beta)
+    if abs(h - t) <= 1e-3:
+        return H_LEVELS[4]
+    if h == 0:
+        return H_LEVELS[2]
+    if h < 0:
+        return H_LEVELS[0] if h < -100 else H_LEVELS[1]
+    return H_LEVELS[3] if h < t else (H_LEVELS[5] if h <= 100 else H_LEVELS[6])
+
+
+def side_class(chosen: float, rejected: float) -> str:
+    return SIDE_LEVELS[0] if chosen == rejected else (SIDE_LEVELS[1] if chosen > rejected else SIDE_LEVELS[2])
+
+
+def _h(a: dict) -> list[float]:
+    """h = (policy_chosen - ref_chosen) - (policy_rejected - ref_rejected) per pair (float64)."""
+    pc, pr, rc, rr = (a[k].double() for k in ("policy_chosen", "policy_rejected", "ref_chosen", "ref_rejected"))
+    return ((pc - rc) - (pr - rr)).tolist()
+
+
+def _reference_sides(a: dict) -> list[str]:
+    return [side_class(c, r) for c, r in zip(a["ref_chosen"].double().tolist(), a["ref_rejected"].double().tolist())]
+
+
+def _preference(margin: Factor) -> tuple[Factor, ...]:
+    """The factors of a preference loss: per call dtype, P, beta; per pair its margin's level and the reference's
+    side (a loss that ignores the reference differs from DPO's only where ref_chosen != ref_rejected)."""
+    return (dtype_factor("policy_chosen"),
+            Factor("P", P_LEVELS, lambda a: p_class(a["policy_chosen"].numel())),
+            Factor("beta", PREF_BETA_LEVELS, lambda a: pref_beta_class(a["beta"])),
+            margin, Factor("reference", SIDE_LEVELS, _reference_sides, per="pair"))
+
+
+FACTORS: dict[str, tuple[Factor, ...]] = {
+    "group_advantages": (
+        dtype_factor("rewards"),
+        Factor("G", G_LEVELS, lambda a: g_class(a["group_size"])),
+        Factor("N", ("N = 1", "N > 1"), lambda a: "N = 1" if a["rewards"].numel() == a["group_size"] else "N > 1"),
+        Factor("normalize_std", ("True", "False"), lambda a: str(bool(a["normalize_std"]))),
+        Factor("eps", EPS_LEVELS, lambda a: eps_class(a["eps"])),
+        Factor("values", VALUE_LEVELS, _values, per="group"),
+        Factor("spread", SPREAD_LEVELS, lambda a: [spread_class(s) for s in _groups(a).std(1).tolist()], per="group"),
+    ),
+    "grpo_policy_loss": (
+        dtype_factor("logp"), t_factor("logp"), rows_factor(),
+        Factor("clip_eps", CLIP_LEVELS, lambda a: clip_class(a["clip_eps"])),
+        Factor("beta", BETA_LEVELS, lambda a: beta_class(a["beta"])),
+        Factor("aggregation", AGGREGATIONS, lambda a: a["aggregation"]),
+        Factor("A", SIGN_LEVELS, lambda a: [sign_class(x) for x in _row_of_tokens(a, a["advantages"])], per="token"),
+        Factor("ratio", RATIO_LEVELS, _ratio_tokens, per="token"),
+        Factor("d", KL_LEVELS, _kl_tokens, per="token"),
+    ),
+    "sequence_logprob": (
+        dtype_factor("token_logp"), t_factor("token_logp"), rows_factor(),
+        Factor("token_logp", TOKEN_LEVELS, lambda a: [token_class(x) for x in tokens(a, "token_logp")], per="token"),
+    ),
+    "dpo_loss": _preference(Factor("z", Z_LEVELS, lambda a: [z_class(a["beta"] * h) for h in _h(a)], per="pair")),
+    "ipo_loss": _preference(Factor("h", H_LEVELS, lambda a: [h_class(h, a["beta"]) for h in _h(a)], per="pair")),
+}
+
+_BINARY = "rewards of 0 and 1: a group's std is 0 or at least 0.33 (one 1 of 8), at most 0.71"
+_SMALL_BETA = "beta <= 0.025 and |h| <= 400 keep |z| = |beta h| <= 10"
+_BETA_01 = "beta <= 0.1 and |h| <= 400 keep |z| <= 40"
+IMPOSSIBLE: dict[str, dict[Pair, str]] = {
+    "group_advantages": {(("values", "binary"), ("spread", s)): _BINARY for s in (SPREAD_LEVELS[1], SPREAD_LEVELS[3])},
+    "grpo_policy_loss": T1_HAS_NO_PADDING,
+    "sequence_logprob": T1_HAS_NO_PADDING,
+    "dpo_loss": {**{(("beta", "beta <= 0.025"), ("z", z)): _SMALL_BETA for z in Z_LEVELS[4:]},
+                 **{(("beta", "0.025 < beta <= 0.1"), ("z", z)): _BETA_01 for z in Z_LEVELS[6:]}},
+}
