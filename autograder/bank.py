@@ -3,7 +3,8 @@
 Each module of the lab's `grading/bank/` defines functions with the contract's signature, registered with
 
     @mistake("part", "function", "forward_recursion",
-             hint="your answers look like the recursion ran forwards in time")
+             hint="your answers look like the recursion ran forwards in time",
+             fails="part.matches_reference")   # optional: a check that must catch it
     def function(x, mask): ...
 
     @variant("part", "function", "python_loops")
@@ -45,6 +46,8 @@ class Entry:
     hint: str = ""    # mistakes only: one line naming the mistake, shown to students
     is_mistake: bool = True
     source: str = ""  # where it was found in public code (the lab's bank/public_code.py), "" for ours
+    fails: str = ""   # mistakes: a check that must fail for it (validate checks), "" when any of its part's will do
+    says: str = ""    # mistakes: a word one of its failures must say (e.g. "detached" when only gradients differ)
 
     @property
     def id(self) -> str:
@@ -54,9 +57,9 @@ class Entry:
 ENTRIES: list[Entry] = []
 
 
-def mistake(part: str, function: str, name: str, hint: str, source: str = ""):
+def mistake(part: str, function: str, name: str, hint: str, source: str = "", fails: str = "", says: str = ""):
     def register(fn: Callable) -> Callable:
-        ENTRIES.append(Entry(part, function, name, fn, hint, True, source))
+        ENTRIES.append(Entry(part, function, name, fn, hint, True, source, fails, says))
         return fn
     return register
 

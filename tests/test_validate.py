@@ -75,7 +75,8 @@ def test_judge_flags_a_scoring_null_and_a_wrong_hint():
 def test_judge_flags_a_mistake_that_costs_points_elsewhere():
     subject = val.Subject("gae.x", "mistake", "gae", "x", ("gae", "kl"))
     outcome = val.Outcome(subject, [
-        val.TestOutcome("gae.matches_reference", ["gae"], 0, 6, "hint (looks like: x)", "advantages differ"),
+        val.TestOutcome("gae.matches_reference", ["gae"], 0, 6, "hint (looks like: x)", "advantages differ",
+                        shows_input=True, shows_expected=True),
         val.TestOutcome("kl.shaped_matches_reference", ["kl"], 0, 7, "", "rewards differ"),
     ], 1.0)
     verdict = val.judge(outcome)
@@ -87,7 +88,8 @@ def test_judge_flags_a_wrong_hint_with_the_mistake_left_out():
     from autograder.validity.hints import Hinted
 
     subject = val.Subject("gae.x", "mistake", "gae", "x", ("gae",))
-    tests = [val.TestOutcome("gae.matches_reference", ["gae"], 0, 6, "hint (looks like: x)", "advantages differ")]
+    tests = [val.TestOutcome("gae.matches_reference", ["gae"], 0, 6, "hint (looks like: x)", "advantages differ",
+                             shows_input=True, shows_expected=True)]
     left_out = [Hinted("gae", "compute_gae", ["x"], ["y"]), Hinted("gae", "compute_gae", ["x"], [])]
     verdict = val.judge(val.Outcome(subject, tests, 1.0, left_out=left_out, wrong_left_out=["compute_gae: names y"]))
     assert verdict.problems == ["wrong hint with x left out of the bank, on compute_gae: names y"]
@@ -111,10 +113,26 @@ def test_judge_flags_an_uncaught_mistake_and_a_failing_variant():
     assert val.judge(val.Outcome(val.Subject("gae.v", "variant", "gae", "v", ("gae",)), lost, 1.0)).problems
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("part", PARTS)
-def test_null_submissions_validate_through_the_sandbox(part, capsys):
-    assert run("--parts", part, "--entries", "none", "--no-coverage", "--elsewhere-examples", "0") == 0
+def test_judge_flags_a_mistake_whose_failures_do_not_teach():
+    """What the bank entry declares (the check that must fail, a word a failure must say), and on each failure
+    of its part the input and expected against got, unless the call itself failed."""
+    subject = val.Subject("gae.x", "mistake", "gae", "x", ("gae",), fails="gae.padding_ignored", says="detached")
+    shown = val.TestOutcome("gae.matches_reference", ["gae"], 0, 6, "", "differs", shows_input=True,
+                            shows_expected=True)
+    bare = val.TestOutcome("gae.lambda_one", ["gae"], 0, 3, "", "differs", shows_input=True)
+    raised = val.TestOutcome("gae.known_values", ["gae"], 0, 3, "", "raised", call_failed=True)
+    verdict = val.judge(val.Outcome(subject, [shown, bare, raised], 1.0))
+    assert verdict.caught and verdict.problems == [
+        "passes gae.padding_ignored, the check its bank entry says must catch it", "no failure says 'detached'",
+        "fails gae.lambda_one without showing expected against got"]
+    said = val.TestOutcome("gae.padding_ignored", ["gae"], 0, 3, "", "the input was detached", shows_input=True,
+                           shows_expected=True)
+    assert val.judge(val.Outcome(subject, [shown, said, raised], 1.0)).problems == []
+
+
+@pytest.mark.slow  # one part: CI's validate step grades every null on every part
+def test_null_submissions_validate_through_the_sandbox(capsys):
+    assert run("--parts", "rm_loss", "--entries", "none", "--no-coverage", "--elsewhere-examples", "0") == 0
     assert "null submission" in capsys.readouterr().out
 
 

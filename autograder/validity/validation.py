@@ -39,6 +39,8 @@ class Subject:
     must_fail_e2e: tuple[str, ...] = ()
     elsewhere: tuple[str, ...] = ()   # other check parts, graded with `elsewhere_examples` hypothesis examples
     elsewhere_examples: int = 0
+    fails: str = ""             # mistakes: a check that must fail (bank.Entry.fails)
+    says: str = ""              # mistakes: a word one of its failures must say (bank.Entry.says)
 
 
 @dataclass
@@ -49,6 +51,9 @@ class TestOutcome:
     max_score: float
     diagnosis: str
     message: str
+    call_failed: bool = False   # the call itself failed (raised, timed out, a wrong type...): Finding.kind
+    shows_input: bool = False   # the failure shows the input that exposes it
+    shows_expected: bool = False  # ...and expected against got
 
     @property
     def lost(self) -> bool:
@@ -105,7 +110,7 @@ def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: i
             only += ("e2e",)
         elsewhere = tuple(p for p in check_parts if p != entry.part) if elsewhere_examples > 0 else ()
         subjects.append(Subject(entry.id, "mistake" if entry.is_mistake else "variant", entry.part,
-                                entry.name, only, must_fail, elsewhere, elsewhere_examples))
+                                entry.name, only, must_fail, elsewhere, elsewhere_examples, entry.fails, entry.says))
     return subjects
 
 
@@ -150,7 +155,8 @@ def grade_subject(subject: Subject) -> Outcome:
                 results += grade(path, only=set(subject.elsewhere), cfg=few).tests
     except Exception as exc:  # report it as this subject's problem, keep validating the others
         return Outcome(subject, [], time.monotonic() - started, f"{type(exc).__name__}: {exc}")
-    tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message) for t in results]
+    tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message, bool(t.finding.kind),
+                         bool(t.finding.inputs), bool(t.finding.expected or t.finding.got)) for t in results]
     return Outcome(subject, tests, time.monotonic() - started, left_out=left_out, wrong_left_out=wrong)
 
 
@@ -209,6 +215,7 @@ def judge(outcome: Outcome) -> Verdict:
         failed_e2e = {t.id.split(".", 1)[1] for t in lost if t.tags[0] == "e2e"}
         verdict.problems += [f"passes e2e.{name}, which calibration says it fails on every seed"
                              for name in s.must_fail_e2e if name not in failed_e2e]
+        verdict.problems += feedback_problems(s, [t for t in mine if t.tags[0] != "e2e"])
         verdict.named = any(named(t.diagnosis) == [s.name] for t in mine)
         verdict.left_out_hints = sum(bool(h.left_out) for h in outcome.left_out)
         verdict.left_out_right = verdict.left_out_hints - len(outcome.wrong_left_out)
@@ -216,3 +223,16 @@ def judge(outcome: Outcome) -> Verdict:
         verdict.misnamed = sorted({" or ".join(named(t.diagnosis)) for t in hinted
                                    if named(t.diagnosis) != [s.name]})
     return verdict
+
+
+def feedback_problems(s: Subject, failed: list[TestOutcome]) -> list[str]:
+    """What a mistake's failed checks must show: the check its bank entry names among them, its word (`says`),
+    and on each failure the input that exposes it and expected against got, unless the call itself failed."""
+    problems = []
+    if s.fails and s.fails not in {t.id for t in failed}:
+        problems.append(f"passes {s.fails}, the check its bank entry says must catch it")
+    if s.says and not any(s.says in t.message for t in failed):
+        problems.append(f"no failure says '{s.says}'")
+    problems += [f"fails {t.id} without showing {'the input' if not t.shows_input else 'expected against got'}"
+                 for t in failed if not t.call_failed and not (t.shows_input and t.shows_expected)]
+    return problems

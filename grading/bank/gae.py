@@ -9,7 +9,7 @@ from autograder.bank import mistake, variant
 # ------------------------------------------------------------------ mistakes
 
 
-@mistake("gae", "compute_gae", "forward_recursion",
+@mistake("gae", "compute_gae", "forward_recursion", fails="gae.matches_reference",
          hint="the recursion must run backwards in time (t = T-1 down to 0): A_t needs A_{t+1}")
 def forward_recursion(rewards, values, mask, gamma=1.0, lam=0.95):
     T = rewards.shape[1]
@@ -42,7 +42,7 @@ def loop_runs_forwards(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages, advantages + values
 
 
-@mistake("gae", "compute_gae", "no_mask",
+@mistake("gae", "compute_gae", "no_mask", fails="gae.padding_ignored",
          hint="after the last generated token V_{t+1} = 0: bootstrapping from the values at padded positions "
               "(mask == 0) leaks garbage into the advantages")
 def no_mask(rewards, values, mask, gamma=1.0, lam=0.95):
@@ -57,7 +57,7 @@ def no_mask(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages * mask, (advantages + values) * mask
 
 
-@mistake("gae", "compute_gae", "mask_off_by_one",
+@mistake("gae", "compute_gae", "mask_off_by_one", fails="gae.padding_ignored",
          hint="whether V_{t+1} counts depends on mask[:, t+1] (is token t+1 generated?), not on mask[:, t]")
 def mask_off_by_one(rewards, values, mask, gamma=1.0, lam=0.95):
     T = rewards.shape[1]
@@ -72,7 +72,7 @@ def mask_off_by_one(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages, advantages + values
 
 
-@mistake("gae", "compute_gae", "whitened_inside",
+@mistake("gae", "compute_gae", "whitened_inside", fails="gae.matches_reference",
          hint="do not whiten (normalise) the advantages inside compute_gae: the training loop does that")
 def whitened_inside(rewards, values, mask, gamma=1.0, lam=0.95):
     T = rewards.shape[1]
@@ -91,7 +91,7 @@ def whitened_inside(rewards, values, mask, gamma=1.0, lam=0.95):
     return (advantages - mean) / (std + 1e-8) * mask, returns
 
 
-@mistake("gae", "compute_gae", "gamma_lam_swapped",
+@mistake("gae", "compute_gae", "gamma_lam_swapped", fails="gae.lambda_zero_td_error",
          hint="the TD error discounts V_{t+1} with gamma, not lam: delta_t = r_t + gamma V_{t+1} - V_t")
 def gamma_lam_swapped(rewards, values, mask, gamma=1.0, lam=0.95):
     T = rewards.shape[1]
@@ -107,7 +107,7 @@ def gamma_lam_swapped(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages, advantages + values
 
 
-@mistake("gae", "compute_gae", "no_gamma_in_delta",
+@mistake("gae", "compute_gae", "no_gamma_in_delta", fails="gae.lambda_zero_td_error",
          hint="the TD error discounts the next value: delta_t = r_t + gamma * V_{t+1} - V_t")
 def no_gamma_in_delta(rewards, values, mask, gamma=1.0, lam=0.95):
     T = rewards.shape[1]
@@ -123,7 +123,7 @@ def no_gamma_in_delta(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages, advantages + values
 
 
-@mistake("gae", "compute_gae", "no_gamma_lam_in_recursion",
+@mistake("gae", "compute_gae", "no_gamma_lam_in_recursion", fails="gae.lambda_one_reward_to_go",
          hint="the next advantage is discounted by gamma * lam: A_t = delta_t + gamma * lam * A_{t+1}")
 def no_gamma_lam_in_recursion(rewards, values, mask, gamma=1.0, lam=0.95):
     T = rewards.shape[1]
@@ -155,7 +155,7 @@ def lam_only_in_recursion(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages, advantages + values
 
 
-@mistake("gae", "compute_gae", "returns_reward_to_go",
+@mistake("gae", "compute_gae", "returns_reward_to_go", fails="gae.returns_are_advantages_plus_values",
          hint="the returns the critic learns are advantages + values, not the discounted reward-to-go")
 def returns_reward_to_go(rewards, values, mask, gamma=1.0, lam=0.95):
     T = rewards.shape[1]
@@ -174,7 +174,7 @@ def returns_reward_to_go(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages, returns
 
 
-@mistake("gae", "compute_gae", "outputs_swapped",
+@mistake("gae", "compute_gae", "outputs_swapped", fails="gae.returns_are_advantages_plus_values",
          hint="return (advantages, returns) in this order")
 def outputs_swapped(rewards, values, mask, gamma=1.0, lam=0.95):
     T = rewards.shape[1]
@@ -190,7 +190,7 @@ def outputs_swapped(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages + values, advantages
 
 
-@mistake("gae", "compute_gae", "next_value_wraps_around",
+@mistake("gae", "compute_gae", "next_value_wraps_around", fails="gae.lambda_zero_td_error",
          hint="V_{t+1} after the last column is 0: torch.roll wraps V_0 around into the last position")
 def next_value_wraps_around(rewards, values, mask, gamma=1.0, lam=0.95):
     next_values = torch.roll(values * mask, shifts=-1, dims=1)

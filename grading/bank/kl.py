@@ -9,7 +9,7 @@ from autograder.bank import mistake, variant
 # ------------------------------------------------------------------ kl_estimate: mistakes
 
 
-@mistake("kl", "kl_estimate", "reversed_log_ratio",
+@mistake("kl", "kl_estimate", "reversed_log_ratio", fails="kl.estimate_matches_reference",
          hint="your log-ratio looks reversed: d = logp - ref_logp (policy minus reference)")
 def reversed_log_ratio(logp, ref_logp, kind="k1"):
     d = ref_logp - logp
@@ -22,7 +22,7 @@ def reversed_log_ratio(logp, ref_logp, kind="k1"):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "kl_estimate", "k2_without_half",
+@mistake("kl", "kl_estimate", "k2_without_half", fails="kl.estimators_known_values",
          hint="k2 is d^2 / 2: the factor 1/2 is missing")
 def k2_without_half(logp, ref_logp, kind="k1"):
     d = logp - ref_logp
@@ -35,7 +35,7 @@ def k2_without_half(logp, ref_logp, kind="k1"):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "kl_estimate", "k3_exp_d",
+@mistake("kl", "kl_estimate", "k3_exp_d", fails="kl.unbiased_and_nonnegative",
          hint="k3 uses the ratio ref/policy = exp(-d): k3 = exp(-d) - 1 + d, not exp(d) - 1 - d")
 def k3_exp_d(logp, ref_logp, kind="k1"):
     d = logp - ref_logp
@@ -48,7 +48,7 @@ def k3_exp_d(logp, ref_logp, kind="k1"):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "kl_estimate", "k3_minus_d",
+@mistake("kl", "kl_estimate", "k3_minus_d", fails="kl.unbiased_and_nonnegative",
          hint="with r = exp(-d), k3 = r - 1 - log r = exp(-d) - 1 + d: the sign of d looks wrong")
 def k3_minus_d(logp, ref_logp, kind="k1"):
     d = logp - ref_logp
@@ -61,7 +61,7 @@ def k3_minus_d(logp, ref_logp, kind="k1"):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "kl_estimate", "k1_abs",
+@mistake("kl", "kl_estimate", "k1_abs", fails="kl.unbiased_and_nonnegative",
          hint="k1 is d itself: one token's estimate may be negative, only its average is >= 0")
 def k1_abs(logp, ref_logp, kind="k1"):
     d = logp - ref_logp
@@ -74,13 +74,13 @@ def k1_abs(logp, ref_logp, kind="k1"):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "kl_estimate", "kind_ignored",
+@mistake("kl", "kl_estimate", "kind_ignored", fails="kl.estimate_matches_reference",
          hint="the estimator does not depend on `kind`: k1, k2 and k3 are different formulas")
 def kind_ignored(logp, ref_logp, kind="k1"):
     return logp - ref_logp
 
 
-@mistake("kl", "kl_estimate", "unknown_kind_accepted",
+@mistake("kl", "kl_estimate", "unknown_kind_accepted", fails="kl.estimators_known_values",
          hint="an unknown `kind` must raise ValueError, not fall back to an estimator")
 def unknown_kind_accepted(logp, ref_logp, kind="k1"):
     d = logp - ref_logp
@@ -119,7 +119,7 @@ def exp_minus_one_form(logp, ref_logp, kind="k1"):
 # ------------------------------------------------------------------ shaped_rewards: mistakes
 
 
-@mistake("kl", "shaped_rewards", "score_on_first_token",
+@mistake("kl", "shaped_rewards", "score_on_first_token", fails="kl.shaped_known_values",
          hint="the score belongs on the LAST generated token of each row, not the first")
 def score_on_first_token(scores, logp, ref_logp, mask, beta, kind="k1"):
     rewards = -beta * kl_estimate(logp, ref_logp, kind) * mask  # noqa: F821
@@ -127,7 +127,7 @@ def score_on_first_token(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "score_on_last_column",
+@mistake("kl", "shaped_rewards", "score_on_last_column", fails="kl.shaped_known_values",
          hint="the score goes on each row's last GENERATED token (mask == 1), not always on column T-1")
 def score_on_last_column(scores, logp, ref_logp, mask, beta, kind="k1"):
     rewards = -beta * kl_estimate(logp, ref_logp, kind) * mask  # noqa: F821
@@ -135,7 +135,7 @@ def score_on_last_column(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "score_one_past_the_end",
+@mistake("kl", "shaped_rewards", "score_one_past_the_end", fails="kl.shaped_matches_reference",
          hint="the score lands one column after the last generated token (on padding): the last token "
               "is at index mask.sum(1) - 1")
 def score_one_past_the_end(scores, logp, ref_logp, mask, beta, kind="k1"):
@@ -145,7 +145,7 @@ def score_one_past_the_end(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "score_one_early",
+@mistake("kl", "shaped_rewards", "score_one_early", fails="kl.shaped_matches_reference",
          hint="the score lands one token before the last generated token (the <eos> token counts)")
 def score_one_early(scores, logp, ref_logp, mask, beta, kind="k1"):
     rewards = -beta * kl_estimate(logp, ref_logp, kind) * mask  # noqa: F821
@@ -154,7 +154,7 @@ def score_one_early(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "score_replaces_penalty",
+@mistake("kl", "shaped_rewards", "score_replaces_penalty", fails="kl.shaped_matches_reference",
          hint="the last token's reward should be its KL penalty PLUS the score: add the score, do not overwrite")
 def score_replaces_penalty(scores, logp, ref_logp, mask, beta, kind="k1"):
     rewards = -beta * kl_estimate(logp, ref_logp, kind) * mask  # noqa: F821
@@ -163,7 +163,7 @@ def score_replaces_penalty(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "penalty_without_beta",
+@mistake("kl", "shaped_rewards", "penalty_without_beta", fails="kl.shaped_matches_reference",
          hint="the KL penalty is -beta * kl_estimate(...): beta seems missing")
 def penalty_without_beta(scores, logp, ref_logp, mask, beta, kind="k1"):
     rewards = -kl_estimate(logp, ref_logp, kind) * mask  # noqa: F821
@@ -172,7 +172,7 @@ def penalty_without_beta(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "penalty_plus_beta",
+@mistake("kl", "shaped_rewards", "penalty_plus_beta", fails="kl.shaped_known_values",
          hint="the KL penalty has the wrong sign: add -beta * kl_estimate(logp, ref_logp, kind), "
               "with d = logp - ref_logp")
 def penalty_plus_beta(scores, logp, ref_logp, mask, beta, kind="k1"):
@@ -182,7 +182,7 @@ def penalty_plus_beta(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "kind_not_passed",
+@mistake("kl", "shaped_rewards", "kind_not_passed", fails="kl.shaped_matches_reference",
          hint="the penalty is always k1: pass `kind` on to kl_estimate (and make kl_estimate use it)")
 def kind_not_passed(scores, logp, ref_logp, mask, beta, kind="k1"):
     rewards = -beta * kl_estimate(logp, ref_logp) * mask  # noqa: F821
@@ -191,7 +191,7 @@ def kind_not_passed(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "penalty_summed_on_last_token",
+@mistake("kl", "shaped_rewards", "penalty_summed_on_last_token", fails="kl.shaped_matches_reference",
          hint="the KL penalty goes on EVERY generated token, not summed onto the last one")
 def penalty_summed_on_last_token(scores, logp, ref_logp, mask, beta, kind="k1"):
     penalty = -beta * (kl_estimate(logp, ref_logp, kind) * mask).sum(1)  # noqa: F821
@@ -201,7 +201,7 @@ def penalty_summed_on_last_token(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "penalty_mean_with_padding",
+@mistake("kl", "shaped_rewards", "penalty_mean_with_padding", fails="kl.shaped_known_values",
          hint="the KL penalty is per token, and padded positions must not enter it (mask them out)")
 def penalty_mean_with_padding(scores, logp, ref_logp, mask, beta, kind="k1"):
     per_row = kl_estimate(logp, ref_logp, kind).mean(1, keepdim=True)  # noqa: F821
@@ -211,7 +211,7 @@ def penalty_mean_with_padding(scores, logp, ref_logp, mask, beta, kind="k1"):
     return rewards
 
 
-@mistake("kl", "shaped_rewards", "penalty_of_abs_d",
+@mistake("kl", "shaped_rewards", "penalty_of_abs_d", fails="kl.shaped_matches_reference",
          hint="the KL penalty is -beta * kl_estimate(logp, ref_logp, kind) as it is: k1 = d is negative where the "
               "policy is less likely than the reference, do not take its absolute value")
 def penalty_of_abs_d(scores, logp, ref_logp, mask, beta, kind="k1"):

@@ -104,7 +104,7 @@ def fixed_clip_eps(logp, old_logp, advantages, mask, clip_eps=0.2):
     return -(torch.minimum(ratio * advantages, clipped) * mask).sum() / mask.sum()
 
 
-@mistake("ppo_clip", "ppo_policy_loss", "detached_logp",
+@mistake("ppo_clip", "ppo_policy_loss", "detached_logp", says="detached",
          hint="logp must stay in the autograd graph: no .detach(), .item() or torch.no_grad() on it")
 def detached_logp(logp, old_logp, advantages, mask, clip_eps=0.2):
     ratio = torch.exp(logp.detach() - old_logp)
@@ -209,7 +209,7 @@ def value_mean_over_padding(values, old_values, returns, mask, clip_eps=0.2):
     return 0.5 * (worst * mask).mean()
 
 
-@mistake("ppo_clip", "ppo_value_loss", "value_detached",
+@mistake("ppo_clip", "ppo_value_loss", "value_detached", says="detached",
          hint="values must stay in the autograd graph: no .detach(), .item() or torch.no_grad() on them")
 def value_detached(values, old_values, returns, mask, clip_eps=0.2):
     values = values.detach()

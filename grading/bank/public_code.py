@@ -70,7 +70,7 @@ def padding_rewards_leak(rewards, values, mask, gamma=1.0, lam=0.95):
     return advantages * mask, (advantages + values) * mask
 
 
-@mistake("gae", "compute_gae", "truncation_bootstrap",
+@mistake("gae", "compute_gae", "truncation_bootstrap", fails="gae.matches_reference",
          hint="a row without padding (the response used the whole budget) ends there too: V = 0 after its last "
               "token, do not bootstrap the last token from V_{T-1}",
          source="vwxyzjn/cleanrl, cleanrl/ppo.py GAE: `if t == args.num_steps - 1: nextnonterminal = 1.0 - "
@@ -93,7 +93,7 @@ def truncation_bootstrap(rewards, values, mask, gamma=1.0, lam=0.95):
 # ------------------------------------------------------------------ ppo_clip
 
 
-@mistake("ppo_clip", "ppo_policy_loss", "log_ratio_clamped",
+@mistake("ppo_clip", "ppo_policy_loss", "log_ratio_clamped", fails="ppo_clip.policy_matches_reference",
          hint="do not clamp logp - old_logp before exp(): the ratio must be exact even far from 1",
          source=f"{VERL} compute_policy_loss: torch.clamp(log_prob - old_log_prob, min=-20.0, max=20.0)")
 def log_ratio_clamped(logp, old_logp, advantages, mask, clip_eps=0.2):
@@ -102,7 +102,7 @@ def log_ratio_clamped(logp, old_logp, advantages, mask, clip_eps=0.2):
     return -(surrogate * mask).sum() / mask.sum()
 
 
-@mistake("ppo_clip", "ppo_policy_loss", "dual_clip",
+@mistake("ppo_clip", "ppo_policy_loss", "dual_clip", fails="ppo_clip.policy_matches_reference",
          hint="no dual clip: for A < 0 the objective is min(ratio * A, clip(ratio) * A), not bounded below by 3 A",
          source=f"{VERL} compute_policy_loss: dual-clip PPO with clip_ratio_c = 3.0 for negative advantages")
 def dual_clip(logp, old_logp, advantages, mask, clip_eps=0.2):
@@ -151,7 +151,7 @@ def value_mean_of_sequence_means(values, old_values, returns, mask, clip_eps=0.2
     return 0.5 * ((worst * mask).sum(1) / mask.sum(1)).mean()
 
 
-@mistake("ppo_clip", "ppo_value_loss", "value_fixed_clip_eps",
+@mistake("ppo_clip", "ppo_value_loss", "value_fixed_clip_eps", fails="ppo_clip.value_matches_reference",
          hint="clip the values with the clip_eps argument, not a separate fixed range of 0.2",
          source=f"{TRL}, trl/trainer/ppo_config.py: a separate cliprange_value (default 0.2) for the value loss")
 def value_fixed_clip_eps(values, old_values, returns, mask, clip_eps=0.2):
@@ -163,7 +163,7 @@ def value_fixed_clip_eps(values, old_values, returns, mask, clip_eps=0.2):
 # ------------------------------------------------------------------ kl
 
 
-@mistake("kl", "kl_estimate", "k3_clamped",
+@mistake("kl", "kl_estimate", "k3_clamped", fails="kl.estimate_matches_reference",
          hint="do not clamp k3: exp(-d) - 1 + d grows without bound for large |d|",
          source=f"{VERL} kl_penalty 'low_var_kl': torch.clamp(kld, min=-10, max=10)")
 def k3_clamped(logp, ref_logp, kind="k1"):
@@ -177,7 +177,7 @@ def k3_clamped(logp, ref_logp, kind="k1"):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "kl_estimate", "log_ratio_clamped_20",
+@mistake("kl", "kl_estimate", "log_ratio_clamped_20", fails="kl.estimate_matches_reference",
          hint="do not clamp the log-ratio d = logp - ref_logp: the estimators must be exact for large |d| too",
          source=f"{VERL} kl_penalty 'low_var_kl': torch.clamp(ref_logprob - logprob, min=-20, max=20) before exp")
 def log_ratio_clamped_20(logp, ref_logp, kind="k1"):
@@ -191,7 +191,7 @@ def log_ratio_clamped_20(logp, ref_logp, kind="k1"):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "kl_estimate", "unknown_kind_not_implemented",
+@mistake("kl", "kl_estimate", "unknown_kind_not_implemented", fails="kl.estimators_known_values",
          hint="an unknown `kind` must raise ValueError (the contract's error for a bad argument), "
               "not NotImplementedError",
          source=f"{VERL} kl_penalty (and {TRL}'s kl_estimator): `raise NotImplementedError` for an unknown kind")
@@ -206,7 +206,7 @@ def unknown_kind_not_implemented(logp, ref_logp, kind="k1"):
     raise NotImplementedError
 
 
-@mistake("kl", "kl_estimate", "verl_kind_names",
+@mistake("kl", "kl_estimate", "verl_kind_names", fails="kl.estimate_matches_reference",
          hint="kind is exactly 'k1', 'k2' or 'k3': other libraries' names ('kl', 'abs', 'mse', 'low_var_kl') "
               "are unknown here and raise ValueError",
          source=f"{VERL} kl_penalty: kl_penalty in ('kl', 'k1'), 'abs', ('mse', 'k2'), ('low_var_kl', 'k3')")
@@ -223,7 +223,7 @@ def verl_kind_names(logp, ref_logp, kind="k1"):
     raise ValueError(f"unknown KL estimator {kind!r}")
 
 
-@mistake("kl", "shaped_rewards", "scores_clipped",
+@mistake("kl", "shaped_rewards", "scores_clipped", fails="kl.shaped_matches_reference",
          hint="add the score as it is: do not clip it to a range",
          source="microsoft/DeepSpeedExamples, applications/DeepSpeed-Chat/dschat/rlhf/ppo_trainer.py "
                 "compute_rewards: torch.clamp(reward_score, -clip_reward_value, clip_reward_value), 5 by default")

@@ -10,37 +10,37 @@ from autograder.bank import mistake, variant
 # ------------------------------------------------------------------ bradley_terry_loss: mistakes
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_swapped",
+@mistake("rm_loss", "bradley_terry_loss", "bt_swapped", fails="rm_loss.bt_known_values",
          hint="the preferred and the rejected rewards look swapped: use -log sigmoid(r_better - r_worse)")
 def bt_swapped(r_better, r_worse):
     return -F.logsigmoid(r_worse - r_better).mean()
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_no_minus",
+@mistake("rm_loss", "bradley_terry_loss", "bt_no_minus", fails="rm_loss.bt_known_values",
          hint="your loss has the wrong sign: it is -log sigmoid(gap), a number >= 0 to minimise")
 def bt_no_minus(r_better, r_worse):
     return F.logsigmoid(r_better - r_worse).mean()
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_sum",
+@mistake("rm_loss", "bradley_terry_loss", "bt_sum", fails="rm_loss.bt_known_values",
          hint="your loss looks summed over the pairs: take the mean")
 def bt_sum(r_better, r_worse):
     return -F.logsigmoid(r_better - r_worse).sum()
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_log_of_sigmoid",
+@mistake("rm_loss", "bradley_terry_loss", "bt_log_of_sigmoid", fails="rm_loss.bt_stable",
          hint="log(sigmoid(x)) underflows to log(0) = -inf for very negative gaps: use F.logsigmoid")
 def bt_log_of_sigmoid(r_better, r_worse):
     return -torch.log(torch.sigmoid(r_better - r_worse)).mean()
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_log1p_exp",
+@mistake("rm_loss", "bradley_terry_loss", "bt_log1p_exp", fails="rm_loss.bt_stable",
          hint="log(1 + exp(-gap)) overflows for very negative gaps: use F.logsigmoid or F.softplus")
 def bt_log1p_exp(r_better, r_worse):
     return torch.log1p(torch.exp(-(r_better - r_worse))).mean()
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_where_nan_grad",
+@mistake("rm_loss", "bradley_terry_loss", "bt_where_nan_grad", fails="rm_loss.bt_stable",
          hint="a torch.where between two formulas gives nan gradients (the unused branch overflows): "
               "use F.logsigmoid")
 def bt_where_nan_grad(r_better, r_worse):
@@ -48,13 +48,13 @@ def bt_where_nan_grad(r_better, r_worse):
     return torch.where(gap > 0, torch.log1p(torch.exp(-gap)), -gap + torch.log1p(torch.exp(gap))).mean()
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_detached",
+@mistake("rm_loss", "bradley_terry_loss", "bt_detached", fails="rm_loss.bt_matches_reference", says="detached",
          hint="no gradient flows to the rewards: do not rebuild the loss with torch.tensor or .item()")
 def bt_detached(r_better, r_worse):
     return torch.tensor(-F.logsigmoid(r_better - r_worse).mean().item(), dtype=r_better.dtype)
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_abs_trick",
+@mistake("rm_loss", "bradley_terry_loss", "bt_abs_trick", fails="rm_loss.bt_matches_reference",
          hint="at a tie (r_better == r_worse) -log sigmoid(gap) is smooth and its gradient is -1/2 per pair: "
               "abs() and relu() have gradient 0 at 0, so tied rewards (a reward model at w = 0) never learn; "
               "use F.logsigmoid or F.softplus")
@@ -63,7 +63,7 @@ def bt_abs_trick(r_better, r_worse):
     return (torch.relu(-gap) + torch.log1p(torch.exp(-gap.abs()))).mean()
 
 
-@mistake("rm_loss", "bradley_terry_loss", "bt_sigmoid_not_log",
+@mistake("rm_loss", "bradley_terry_loss", "bt_sigmoid_not_log", fails="rm_loss.bt_known_values",
          hint="your loss looks like -sigmoid(gap): the Bradley-Terry loss is the negative LOG-likelihood")
 def bt_sigmoid_not_log(r_better, r_worse):
     return -torch.sigmoid(r_better - r_worse).mean()
@@ -86,7 +86,7 @@ def bt_float64_loop(r_better, r_worse):
 # ------------------------------------------------------------------ ranking_loss: mistakes
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_as_ranks",
+@mistake("rm_loss", "ranking_loss", "ranking_as_ranks", fails="rm_loss.ranking_known_values",
          hint="ranking[n, k] is the index of the k-th best response (best first), not the rank of response k")
 def ranking_as_ranks(rewards, ranking):
     K = rewards.shape[1]
@@ -95,7 +95,7 @@ def ranking_as_ranks(rewards, ranking):
     return -F.logsigmoid(ordered[:, above] - ordered[:, below]).mean()
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_ignored",
+@mistake("rm_loss", "ranking_loss", "ranking_ignored", fails="rm_loss.ranking_matches_reference",
          hint="your loss looks like it ignores `ranking` (as if the responses were already best first)")
 def ranking_ignored(rewards, ranking):
     K = rewards.shape[1]
@@ -103,7 +103,7 @@ def ranking_ignored(rewards, ranking):
     return -F.logsigmoid(rewards[:, above] - rewards[:, below]).mean()
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_worst_first",
+@mistake("rm_loss", "ranking_loss", "ranking_worst_first", fails="rm_loss.ranking_known_values",
          hint="your pairs look reversed: ranking[n, 0] is the BEST response, and a pair (a above b) "
               "gives -log sigmoid(r_a - r_b)")
 def ranking_worst_first(rewards, ranking):
@@ -113,21 +113,21 @@ def ranking_worst_first(rewards, ranking):
     return -F.logsigmoid(ordered[:, below] - ordered[:, above]).mean()
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_adjacent_pairs",
+@mistake("rm_loss", "ranking_loss", "ranking_adjacent_pairs", fails="rm_loss.ranking_pairs_mean",
          hint="only neighbouring pairs in the ranking are used: every one of the K(K-1)/2 pairs counts")
 def ranking_adjacent_pairs(rewards, ranking):
     ordered = rewards.gather(1, ranking)
     return -F.logsigmoid(ordered[:, :-1] - ordered[:, 1:]).mean()
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_best_vs_rest",
+@mistake("rm_loss", "ranking_loss", "ranking_best_vs_rest", fails="rm_loss.ranking_pairs_mean",
          hint="only pairs with the best response are used: every one of the K(K-1)/2 pairs counts")
 def ranking_best_vs_rest(rewards, ranking):
     ordered = rewards.gather(1, ranking)
     return -F.logsigmoid(ordered[:, :1] - ordered[:, 1:]).mean()
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_sum_pairs",
+@mistake("rm_loss", "ranking_loss", "ranking_sum_pairs", fails="rm_loss.ranking_pairs_mean",
          hint="your loss looks summed over the pairs of a prompt: take the mean over all pairs")
 def ranking_sum_pairs(rewards, ranking):
     K = rewards.shape[1]
@@ -136,7 +136,7 @@ def ranking_sum_pairs(rewards, ranking):
     return -F.logsigmoid(ordered[:, above] - ordered[:, below]).sum(1).mean()
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_sum_prompts",
+@mistake("rm_loss", "ranking_loss", "ranking_sum_prompts", fails="rm_loss.ranking_pairs_mean",
          hint="your loss looks summed over the prompts: take the mean over all pairs of all prompts")
 def ranking_sum_prompts(rewards, ranking):
     K = rewards.shape[1]
@@ -145,7 +145,7 @@ def ranking_sum_prompts(rewards, ranking):
     return -F.logsigmoid(ordered[:, above] - ordered[:, below]).mean(1).sum()
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_with_self_pairs",
+@mistake("rm_loss", "ranking_loss", "ranking_with_self_pairs", fails="rm_loss.ranking_pairs_mean",
          hint="each response is also paired with itself (a pair i <= j): use only pairs i < j")
 def ranking_with_self_pairs(rewards, ranking):
     K = rewards.shape[1]
@@ -154,7 +154,7 @@ def ranking_with_self_pairs(rewards, ranking):
     return -F.logsigmoid(ordered[:, above] - ordered[:, below]).mean()
 
 
-@mistake("rm_loss", "ranking_loss", "ranking_both_directions",
+@mistake("rm_loss", "ranking_loss", "ranking_both_directions", fails="rm_loss.ranking_matches_reference",
          hint="each pair counts in both directions: only a ranked above b gives -log sigmoid(r_a - r_b)")
 def ranking_both_directions(rewards, ranking):
     K = rewards.shape[1]

@@ -32,7 +32,8 @@ def expect_grads(answer: Answer, names: tuple[str, ...]) -> list[torch.Tensor]:
     for g, name in zip(answer.grads, names):
         if g is None:
             raise answer.fail(f"no gradient reached {name}: the loss must stay differentiable in its inputs "
-                              "(was an input detached, or the loss rebuilt with torch.tensor / .item()?)")
+                              "(was an input detached, or the loss rebuilt with torch.tensor / .item()?)",
+                              expected=f"a gradient w.r.t. {name}", got="none")
         if not torch.isfinite(g).all():
             raise answer.fail(f"the gradient with respect to {name} is not finite: a step of the loss overflows "
                               "(torch.where differentiates both of its branches)", got=fmt(g))
