@@ -465,7 +465,7 @@ def test_the_sites_are_found(analysis):
     found = {(f.module, site) for f, site, _ in analysis.sites()}
     for where in [("autograder/checks/tools.py", "fail"), ("autograder/grade.py", "Finding"),
                   ("autograder/remote.py", "SubmissionError"), ("autograder/sandbox.py", "ChildFailure"),
-                  ("autograder/e2e.py", "failed_call"), ("grading/checks/public/kl.py", "CheckFailed"),
+                  ("autograder/e2e.py", "failed_call"), ("grading/checks/public/rm_loss.py", "fail"),
                   ("autograder/outcome.py", "Finding"), ("grading/checks/hidden/ppo_clip.py", "fail")]:
         assert where in found, where
     assert sum(1 for _ in analysis.sites()) >= 40

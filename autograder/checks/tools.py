@@ -132,6 +132,29 @@ def call_rejected(ctx: Context, function: str, *args, names: tuple[str, ...] = (
     return ctx.sub.call(function, *args, valid=False, **kwargs)[0]
 
 
+def expect_value_error(ctx: Context, function: str, args: tuple, kwargs: dict, names: tuple[str, ...],
+                       wanted: str) -> None:
+    """Fail unless function(*args, **kwargs), a call the contract rejects, raises ValueError in the submission;
+    `wanted` says what the contract asks ("f should raise ValueError for an unknown mode").
+
+    A NotImplementedError raised there is an ordinary wrong exception for this check alone, not "the function
+    is not written yet". The failure shows the input, expected ValueError against what came instead."""
+    inputs = fmt_call(function, args, kwargs, names)
+    try:
+        value = call_rejected(ctx, function, *args, names=names, **kwargs)
+    except SubmissionError as exc:
+        if exc.kind in FATAL_KINDS:
+            raise
+        if exc.kind == "raised" and exc.exc_type == "ValueError":
+            return
+        raise CheckFailed(f"{wanted}; it {str(exc).removeprefix(function + ' ')}; the contract asks for "
+                          "ValueError", inputs=inputs, expected="ValueError",
+                          got=textsafe.exception_words(exc.exc_type),
+                          submission_text=exc.detail, function=function, args=args, kwargs=kwargs) from None
+    raise CheckFailed(f"{wanted}; it returned a value", inputs=inputs, expected="ValueError", got=fmt(value),
+                      function=function, args=args, kwargs=kwargs, answer=value)
+
+
 def ask(ctx: Context, made: Call) -> Answer:
     """The submission's validated answer to `made` (see `call`)."""
     function, args, kwargs, shape, tuple_of = made.function, made.args, made.kwargs, made.shape, made.tuple_of

@@ -20,7 +20,7 @@ from autograder.checks.examples import for_all
 from autograder.checks.strategies import DTYPES, LOG_RATIOS, bounded, logprob_pair, ragged_ranges
 from autograder.checks.tools import call, fmt, tolerances
 
-from ...checks.public.kl import KL_NAMES, SHAPED_NAMES, expect_value_error
+from ...checks.public.kl import KL_NAMES, SHAPED_NAMES, expect_unknown_kind_rejected
 
 KINDS = ("k1", "k2", "k3")
 WHERE = (0.0, 1.0)  # where a pair of log-probs sits in [-40, 0] (strategies.logprob_pair)
@@ -73,10 +73,10 @@ def rollouts(draw):
 
 
 def expect_rejected(ctx: Context, function: str, args: tuple, kwargs: dict, names: tuple[str, ...]) -> None:
-    """The reference rejected this call (ValueError): the submission must too (see public.kl.expect_value_error)."""
+    """The reference rejected this call (ValueError): the submission must too (an unknown kind, as in public.kl)."""
     if tools.RECORDED is not None:  # as tools.call records the calls it makes (validity/coverage.py)
         tools.RECORDED.append((function, args, kwargs))
-    expect_value_error(ctx, function, args, kwargs, names)
+    expect_unknown_kind_rejected(ctx, function, args, kwargs, names)
 
 
 @check("kl.estimate_matches_reference",
