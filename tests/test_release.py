@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from autograder import config
+from autograder.bundling import guard
+from autograder.bundling.engine import engine_modules
+from autograder.bundling.pipeline import Sources, build_release, check_student_files
+from autograder.bundling.public_config import visible_tests
 from autograder.paths import REFERENCE, ROOT
-from autograder.release import guard
-from autograder.release.engine import engine_modules
-from autograder.release.pipeline import Sources, build_release, check_student_files
-from autograder.release.public_config import visible_tests
 
 CONTRACT = config.load().functions
 
@@ -60,7 +60,7 @@ def test_student_starter_is_generated_from_the_reference(built):
 def test_student_bundle_holds_no_grader_only_file(built):
     names = student_files(built)
     for forbidden in ("grading/checks/hidden/", "grading/bank/", "autograder/diagnosis.py",
-                      "autograder/e2e.py", "autograder/release/", "grading/data/", "grading/replay.py",
+                      "autograder/e2e.py", "autograder/bundling/", "grading/data/", "grading/replay.py",
                       "solutions/"):
         assert not [n for n in names if n.startswith(forbidden)], forbidden
 
@@ -161,7 +161,7 @@ def test_gradescope_zip_has_the_scripts_and_the_whole_grader(built):
     for name in ("solutions/rlhf.py", "grading.yaml", "grading/checks/hidden/gae.py", "assignment/sft.pt",
                  "grading/data/replays.bin", "requirements.txt"):
         assert name in files, name
-    assert not [n for n in files if n.startswith("autograder/release/")]
+    assert not [n for n in files if n.startswith("autograder/bundling/")]
 
 
 # ------------------------------------------------------------------ the nbgrader source notebook
@@ -209,8 +209,8 @@ def test_release_command_prints_sizes_and_time(tmp_path, capsys):
 
 # ------------------------------------------------------------------ the --out folder
 def test_a_release_rebuilds_into_its_own_folder_and_removes_only_its_stale_files(tmp_path):
-    from autograder.release.output import MANIFEST, write_release
-    from autograder.release.tree import Tree
+    from autograder.bundling.output import MANIFEST, write_release
+    from autograder.bundling.tree import Tree
     old, new = Tree(), Tree()
     old.add("a.zip", b"1")
     old.add("nbgrader/source/lab12/gone.py", b"2")
@@ -223,7 +223,7 @@ def test_a_release_rebuilds_into_its_own_folder_and_removes_only_its_stale_files
 
 
 def test_release_refuses_a_folder_holding_other_files_and_force_keeps_them(tmp_path):
-    from autograder.release.output import ReleaseError
+    from autograder.bundling.output import ReleaseError
     staff = tmp_path / "nbgrader" / "source" / "lab12" / "notes.md"
     staff.parent.mkdir(parents=True)
     staff.write_text("staff notes")
@@ -237,7 +237,7 @@ def test_release_refuses_a_folder_holding_other_files_and_force_keeps_them(tmp_p
 
 
 def test_release_refuses_to_overwrite_a_changed_output_or_a_file(tmp_path):
-    from autograder.release.output import ReleaseError
+    from autograder.bundling.output import ReleaseError
     outputs = build_release(tmp_path / "out")
     notebook = outputs["nbgrader_course"] / "source" / "lab12" / "rlhf.ipynb"
     notebook.write_text("edited by staff")
@@ -250,7 +250,7 @@ def test_release_refuses_to_overwrite_a_changed_output_or_a_file(tmp_path):
 
 
 def test_force_never_overwrites_a_file_no_release_wrote(tmp_path):
-    from autograder.release.output import ReleaseError
+    from autograder.bundling.output import ReleaseError
     (tmp_path / "student.zip").write_text("someone else's zip")
     with pytest.raises(ReleaseError, match="move it away"):
         build_release(tmp_path, force=True)

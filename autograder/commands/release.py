@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from autograder.paths import ROOT
-    from autograder.release.guard import LeakError
-    from autograder.release.pipeline import build_release
+    from autograder.bundling.guard import LeakError
+    from autograder.bundling.pipeline import build_release
 
     out = check_out_folder(args.out or ROOT / "release" / "out")
     started = time.monotonic()

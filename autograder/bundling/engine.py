@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from autograder.release.collect import collect_files
-from autograder.release.tree import Tree
+from autograder.bundling.collect import collect_files
+from autograder.bundling.tree import Tree
 
 
 def module_file(root: Path, module: str) -> Path | None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import jinja2
 
-from autograder.release.outline import Outline
-from autograder.release.public_config import visible_tests
-from autograder.release.tree import Tree
+from autograder.bundling.outline import Outline
+from autograder.bundling.public_config import visible_tests
+from autograder.bundling.tree import Tree
 
 
 def environment(templates: Path) -> jinja2.Environment:

@@ -15,23 +15,23 @@ from pathlib import Path
 
 import yaml
 
+from autograder.bundling import guard
+from autograder.bundling.collect import collect_files
+from autograder.bundling.deterministic_zip import zip_bytes
+from autograder.bundling.engine import add_engine
+from autograder.bundling.handout import add_handout, environment, file_rows, handout_context
+from autograder.bundling.outline import Outline, read_outline
+from autograder.bundling.output import write_release
+from autograder.bundling.public_config import add_public_config, secrets
+from autograder.bundling.scripts import add_scripts
+from autograder.bundling.source_notebook import add_source_notebook, check_titles, source_notebook
+from autograder.bundling.starter import add_starter
+from autograder.bundling.tree import Tree
 from autograder.paths import ROOT
-from autograder.release import guard
-from autograder.release.collect import collect_files
-from autograder.release.deterministic_zip import zip_bytes
-from autograder.release.engine import add_engine
-from autograder.release.handout import add_handout, environment, file_rows, handout_context
-from autograder.release.outline import Outline, read_outline
-from autograder.release.output import write_release
-from autograder.release.public_config import add_public_config, secrets
-from autograder.release.scripts import add_scripts
-from autograder.release.source_notebook import add_source_notebook, check_titles, source_notebook
-from autograder.release.starter import add_starter
-from autograder.release.tree import Tree
 from autograder.secret_files import grader_roots
 from autograder.starter import strip_solutions
 
-ENGINE_ONLY_PATHS = ("autograder/e2e.py", "autograder/release/")  # what the self-check never needs
+ENGINE_ONLY_PATHS = ("autograder/e2e.py", "autograder/bundling/")  # what the self-check never needs
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder.release.tree import Tree
+from autograder.bundling.tree import Tree
 
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 

@@ -18,9 +18,9 @@ import json
 import textwrap
 from pathlib import Path
 
-from autograder.release.outline import Outline
-from autograder.release.public_config import visible_tests
-from autograder.release.tree import Tree
+from autograder.bundling.outline import Outline
+from autograder.bundling.public_config import visible_tests
+from autograder.bundling.tree import Tree
 
 ENGINE_IMPORT = "from autograder.notebook_checks import visible_test  # the grader's public tests (test cells)"
 KERNEL = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.release.handout import environment
-from autograder.release.tree import Tree
+from autograder.bundling.handout import environment
+from autograder.bundling.tree import Tree
 
 
 def add_scripts(tree: Tree, templates: Path, scripts: dict[str, str], context: dict) -> None:
