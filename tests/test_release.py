@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -197,6 +198,15 @@ def test_the_notebook_is_made_from_the_reference_not_a_copy(built):
     for cell in notebook["cells"]:
         if cell["metadata"]["nbgrader"]["solution"]:
             assert "".join(cell["source"]) in reference
+
+
+def test_the_default_output_folder_is_git_ignored_and_accepted():
+    from autograder.commands.common import check_out_folder
+    from autograder.commands.release import default_out
+    out = default_out()
+    assert out == ROOT / "out" / "release" / "lab12" and check_out_folder(out) == out
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(out / "student.zip")], cwd=ROOT)
+    assert ignored.returncode == 0, "built bundles are never committed"
 
 
 def test_release_command_prints_sizes_and_time(tmp_path, capsys):

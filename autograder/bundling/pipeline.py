@@ -1,6 +1,6 @@
 """The three outputs of a release, each a short pipeline of the steps in this package.
 
-    outputs = build_release(Path("release/out"))
+    outputs = build_release(Path("out/release"))
     # {"student": .../student.zip, "gradescope": .../autograder.zip, "nbgrader": .../nbgrader.zip}
 
 Inputs: the reference in solutions/ (the one source of the starter, the handout and the notebook), assignment/,
