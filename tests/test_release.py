@@ -13,10 +13,10 @@ import yaml
 
 from autograder import config
 from autograder.bundling import guard
-from autograder.bundling.engine import engine_modules
+from autograder.bundling.engine import self_check_modules
 from autograder.bundling.pipeline import Sources, build_release, check_student_files
 from autograder.bundling.public_config import visible_tests
-from autograder.paths import REFERENCE, ROOT
+from autograder.paths import ENGINE, REFERENCE, ROOT
 
 CONTRACT = config.load().functions
 
@@ -90,8 +90,7 @@ def test_shipped_grading_yaml_has_only_the_visible_tests(built, raw):
 
 
 def test_engine_follows_imports_but_never_into_hidden_modules():
-    recipe = Sources.load().recipes["student"]["engine"]
-    modules = engine_modules(ROOT, recipe["entry"], recipe["exclude"])
+    modules = self_check_modules(ENGINE)
     assert {"autograder.grade", "autograder.remote", "autograder.sandbox", "autograder.notebook"} <= set(modules)
     assert not [m for m in modules if m.startswith(("lab12.checks.hidden", "autograder.bank",
                                                     "autograder.diagnosis", "autograder.e2e"))]
@@ -112,7 +111,7 @@ def test_handout_teaches_every_function_and_its_points(built, raw):
     for command in ("python -m pytest tests", "python self_check.py", "python run_experiments.py"):
         assert command in readme
     assert "blind spot" in readme and "run only when you submit" in readme
-    intro = Sources.load().lab.intro
+    intro = Sources.load().outline.intro
     assert readme.count(intro) == 1 and readme.count("Shapes:") == 1, "the lab's intro and its shapes are shown once"
     assert read_zip(built["student"]) and "`cd lab12`" in readme, "the handout names the folder the zip unpacks to"
     assert "withheld until after the due date" in readme and "worth 0 points" in readme  # the feedback policy
@@ -265,3 +264,36 @@ def test_force_never_overwrites_a_file_no_release_wrote(tmp_path):
     with pytest.raises(ReleaseError, match="move it away"):
         build_release(tmp_path, force=True)
     assert (tmp_path / "student.zip").read_text() == "someone else's zip"
+
+
+# ------------------------------------------------------------------ the lab's recipe, the engine's part
+def test_the_labs_recipe_declares_only_the_labs_files():
+    from autograder.bundling.recipes import ENGINE_FILES, load
+    recipes = load(ROOT)
+    assert set(recipes.copy) == {"assignment/run_experiments.py", "assignment/tests"}
+    assert not set(recipes.files) & set(ENGINE_FILES), "the engine describes its own files"
+    assert not [name for name in recipes.copy if name.startswith(("autograder", "release/", "solutions/"))]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("student: {engine: {entry: [autograder.grade]}}\n", "student.engine"),
+    ("gradescope: {copy: {grading: grading}}\n", "gradescope"),
+    ("student: {copy: {../../release/requirements.txt: requirements.txt}}\n", "leaves the lab's folder"),
+])
+def test_a_recipe_of_the_engines_part_or_outside_the_lab_is_refused(tmp_path, text, message):
+    from autograder.bundling.recipes import load
+    (tmp_path / "release").mkdir()
+    (tmp_path / "release" / "recipes.yaml").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        load(tmp_path)
+
+
+def test_the_references_sections_must_hold_the_contracts_parts(raw):
+    """The handout's and the notebook's parts are the reference's sections: they must agree with the contract."""
+    from autograder.bundling.outline import read_outline
+    from autograder.bundling.pipeline import check_parts
+    source = REFERENCE.read_text()
+    check_parts(read_outline(source), raw["contract"])
+    merged = source.replace(" Part kl: ", " Part ppo_clip: ")
+    with pytest.raises(ValueError, match=r"sections disagree with grading.yaml's contract: \w+ \(grading.yaml: kl"):
+        check_parts(read_outline(merged), raw["contract"])

@@ -1,19 +1,30 @@
-"""Step: the grading engine the student self-check needs, and nothing hidden.
+"""Step: the engine's code in a bundle, taken from the engine's package wherever it is installed.
 
-Starting from the entry modules, it follows every `autograder.*` import (found with ast, including
-imports inside functions) and adds those modules' files with their packages' `__init__.py`. Modules
-under an `exclude` prefix (hidden checks, the mistake bank, the diagnosis, the end-to-end tests, the
-release code) are never added: the engine already runs without them. Following imports, rather than
-listing files, keeps the bundle working when the engine grows a new module.
+The student bundle gets what the self-check and the notebook's test cells need, and nothing hidden: starting
+from SELF_CHECK_ENTRY, it follows every `autograder.*` import (found with ast, including imports inside
+functions) and adds those modules' files with their packages' `__init__.py`. Modules under NOT_FOR_STUDENTS
+(the mistake bank, the diagnosis, the end-to-end tests, the grader's checks on itself, this bundling code) are
+never added: the self-check runs without them. Following imports, rather than listing files, keeps the bundle
+working when the engine grows a new module. The Gradescope bundle gets the whole package but this bundling code.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 from autograder.bundling.collect import collect_files
 from autograder.bundling.tree import Tree
+
+PACKAGE = "autograder"
+SELF_CHECK_ENTRY = ("autograder.__main__", "autograder.commands.grade", "autograder.grade", "autograder.report",
+                    "autograder.results", "autograder.checks.tools", "autograder.notebook_checks",
+                    "autograder.self_check")
+NOT_FOR_STUDENTS = ("autograder.bank", "autograder.diagnosis", "autograder.e2e", "autograder.bundling",
+                    "autograder.validity")
+DATA = ("templates", "child")   # the package's folders the self-check reads whole (report templates, the child)
+BUNDLING = "bundling"           # this package: builds bundles, ships in none
 
 
 def module_file(root: Path, module: str) -> Path | None:
@@ -65,10 +76,26 @@ def engine_modules(root: Path, entry: list[str], exclude: list[str]) -> list[str
     return sorted(seen)
 
 
-def add_engine(tree: Tree, root: Path, entry: list[str], exclude: list[str], data: dict[str, str]) -> None:
-    """Add the engine's modules (paths as in the repository) and its data folders (templates, child)."""
-    for module in engine_modules(root, entry, exclude):
+def self_check_modules(engine: Path) -> list[str]:
+    """The engine modules a student bundle holds (`engine`: the package's folder)."""
+    return engine_modules(engine.parent, list(SELF_CHECK_ENTRY), list(NOT_FOR_STUDENTS))
+
+
+def module_paths(modules: Iterable[str]) -> tuple[str, ...]:
+    """Bundle paths that hold `modules` ("autograder.e2e" -> "autograder/e2e.py", "autograder/e2e/")."""
+    return tuple(f"{m.replace('.', '/')}{end}" for m in modules for end in (".py", "/"))
+
+
+def add_self_check_engine(tree: Tree, engine: Path) -> None:
+    """The student bundle's engine: the modules the self-check imports, and its DATA folders."""
+    root = engine.parent
+    for module in self_check_modules(engine):
         path = module_file(root, module)
         assert path is not None, module  # engine_modules lists only modules it found
         tree.add(path.relative_to(root).as_posix(), path.read_bytes())
-    collect_files(tree, root, data)
+    collect_files(tree, root, {f"{PACKAGE}/{folder}": f"{PACKAGE}/{folder}" for folder in DATA})
+
+
+def add_grader_engine(tree: Tree, engine: Path) -> None:
+    """The Gradescope bundle's engine: the whole package but the bundling code."""
+    collect_files(tree, engine.parent, {PACKAGE: PACKAGE}, exclude=[f"{PACKAGE}/{BUNDLING}"])
