@@ -288,6 +288,16 @@ def test_a_recipe_of_the_engines_part_or_outside_the_lab_is_refused(tmp_path, te
         load(tmp_path)
 
 
+def test_the_handouts_e2e_descriptions_are_the_declarations():
+    """One declaration of an e2e test's description: `@e2e_test(..., description)`, read without importing the lab."""
+    from autograder import e2e, registry
+    from autograder.bundling.declarations import e2e_descriptions
+    from autograder.paths import GRADING
+    registry.lab()
+    declared = {name: test.description for name, test in e2e.REGISTRY.items()}
+    assert e2e_descriptions(GRADING) == declared and len(declared) == 4
+
+
 def test_the_references_sections_must_hold_the_contracts_parts(raw):
     """The handout's and the notebook's parts are the reference's sections: they must agree with the contract."""
     from autograder.bundling.outline import read_outline
