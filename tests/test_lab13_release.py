@@ -10,6 +10,8 @@ import csv
 import json
 import os
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -180,8 +182,10 @@ def test_the_gradescope_bundle_grades_the_starter_zero(gradescope, tmp_path):
 @pytest.mark.slow
 def test_real_nbgrader_autogrades_the_public_tests(released, tmp_path):
     """`nbgrader generate_assignment lab13` then `autograde`: the reference notebook gets every public point,
-    the starter none (each test cell runs the grader's public check of its id)."""
+    the starter none (each test cell runs the grader's public check of its id); in the released folder, which has
+    only the notebook, self_check.py and run_experiments.py take it."""
     from test_release_nbgrader import NBGRADER, cells, grade_id, nbgrader
+    from test_release_nbgrader import run as run_in
     if not NBGRADER.exists():
         pytest.skip("nbgrader is not installed next to this interpreter")
     course = tmp_path / "course"
@@ -204,3 +208,13 @@ def test_real_nbgrader_autogrades_the_public_tests(released, tmp_path):
     visible = sum(spec["points"] for spec in visible_tests(RAW).values())
     assert float(rows["reference"]["score"]) == float(rows["reference"]["max_score"]) == visible
     assert float(rows["starter"]["score"]) == 0
+    folder = tmp_path / "lab13"
+    shutil.copytree(course / "release" / "lab13", folder)
+    shutil.copy(course / "submitted" / "reference" / "lab13" / "posttrain.ipynb", folder)
+    check = run_in(course, sys.executable, "self_check.py", "posttrain.ipynb", cwd=folder)
+    assert "[FAIL]" not in check and check.count("[PASS]") == len(visible_tests(RAW)), check[-2000:]
+    shutil.copy(course / "release" / "lab13" / "posttrain.ipynb", folder)  # the starter: it stops before training
+    experiments = subprocess.run([sys.executable, "run_experiments.py"], cwd=folder, capture_output=True, text=True,
+                                 timeout=600)
+    assert experiments.returncode == 1 and "implement these first: group_advantages" in experiments.stdout, (
+        experiments.stdout + experiments.stderr)

@@ -147,9 +147,9 @@ def check_student_files(src: Sources, files: dict[str, bytes]) -> None:
     """Raise guard.LeakError when student-facing files hold grader-only paths or material."""
     secret = tuple(p.relative_to(src.lab).as_posix() + ("/" if p.is_dir() else "") for p in grader_roots(src.lab)
                    if p.name != "grading.yaml")  # the bundle's grading.yaml is the public one (its content is checked)
-    paths_ = [name for name in files if name.startswith(secret) or name.startswith(module_paths(NOT_FOR_STUDENTS))]
-    if paths_:
-        raise guard.LeakError(f"refusing to release grader-only files to students: {', '.join(paths_)}")
+    refused = [name for name in files if name.startswith(secret) or name.startswith(module_paths(NOT_FOR_STUDENTS))]
+    if refused:
+        raise guard.LeakError(f"refusing to release grader-only files to students: {', '.join(refused)}")
     guard.check_no_leaks(files, src.forbidden())
 
 
