@@ -2,7 +2,7 @@
 PY ?= .venv/bin/python
 PYTEST = $(PY) -m pytest -q
 BUNDLES = tests/test_release_bundle.py tests/test_release_gradescope.py tests/test_release_nbgrader.py \
-          tests/test_grade_all_nbgrader.py tests/test_docker_level.py
+          tests/test_grade_all_nbgrader.py tests/test_docker_level.py tests/test_lab13_release.py
 BROWSER = tests/test_report_browser.py tests/test_grade_all_browser.py
 SANDBOX = tests/test_sandbox.py tests/test_sandbox_adversarial.py tests/test_sandbox_channels.py tests/test_wire_fuzz.py
 

@@ -24,7 +24,7 @@ DESCRIPTION = "Grade a lab's submissions, one or a whole class, and build what s
 EXAMPLES = """examples:
   python -m autograder grade upload/ --out report/          grade one submission
   python -m autograder grade-all submissions/ --out grades/ grade a class: gradebook.csv, class_report.html
-  python -m autograder release --out release/out            student zip, Gradescope zip, nbgrader course
+  python -m autograder release --out out/release            student zip, Gradescope zip, nbgrader course
   python -m autograder COMMAND --help                       a command's options and examples"""
 
 

@@ -2,9 +2,11 @@
 
     sudo python benchmarks/container_bench.py                        # 0.5, 1 and 2 CPUs at 768 MB, median of 3
     python benchmarks/container_bench.py --conditions 0.5:768,2:512 --repeat 1 --bundle out/autograder.zip
+    python benchmarks/container_bench.py --lab labs/lab13 --conditions 0.5:768 --repeat 1   # another lab's bundle
 
-It builds the bundle (`python -m autograder release`) unless given one, unpacks it into a private
-/autograder layout (source/, submission/ with the reference as the upload, results/, run_autograder)
+It builds the lab's bundle (`python -m autograder --lab DIR release`; default: the repository's lab) unless given
+one, unpacks it into a private /autograder layout (source/, submission/ with the lab's reference as the upload,
+results/, run_autograder)
 and runs /autograder/run_autograder as Gradescope does: as root at the Docker level of
 tests/docker_level.py (CAP_SYS_ADMIN dropped, Docker's seccomp rules against namespaces: the grader
 picks its container sandbox), the repository hidden, this project's .venv as /autograder/venv.
@@ -32,6 +34,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
@@ -108,9 +112,9 @@ class Cgroups:
                     time.sleep(0.1)
 
 
-def build_bundle(out: Path) -> Path:
-    run = subprocess.run([sys.executable, "-m", "autograder", "release", "--out", str(out)], cwd=ROOT,
-                         capture_output=True, text=True)
+def build_bundle(out: Path, lab: Path) -> Path:
+    run = subprocess.run([sys.executable, "-m", "autograder", "--lab", str(lab), "release", "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True)
     if run.returncode != 0:
         sys.exit(f"release failed:\n{run.stdout}{run.stderr}")
     return out / "autograder.zip"
@@ -118,7 +122,7 @@ def build_bundle(out: Path) -> Path:
 
 def gradescope_layout(bundle: Path, submission: Path, home: Path) -> Path:
     """/autograder as Gradescope makes it (tests/docker_level.py), with the upload's metadata and a venv folder."""
-    docker_level.gradescope_layout(bundle, home, "rlhf.py", submission.read_bytes())
+    docker_level.gradescope_layout(bundle, home, submission.name, submission.read_bytes())
     (home / "submission_metadata.json").write_text("{}")
     (home / "venv").mkdir()
     return home
@@ -126,10 +130,10 @@ def gradescope_layout(bundle: Path, submission: Path, home: Path) -> Path:
 
 def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb: int, log: Path,
              trained: bool = False) -> Outcome:
-    """One run of the bundle; `trained`: every PPO run trains (AUTOGRADER_REPLAY=0), none is replayed."""
-    with tempfile.TemporaryDirectory(prefix="lab12-container-") as tmp:
+    """One run of the bundle; `trained`: every recorded run trains (AUTOGRADER_REPLAY=0), none is replayed."""
+    with tempfile.TemporaryDirectory(prefix="container-bench-") as tmp:
         home = gradescope_layout(bundle, submission, Path(tmp) / "autograder")
-        groups = Cgroups(f"lab12-bench-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
+        groups = Cgroups(f"container-bench-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
         try:
             argv, fd = docker_level.command(["/autograder/run_autograder"], hide=["/work"],
                                             binds={str(home): "/autograder", str(venv): "/autograder/venv"})
@@ -153,7 +157,7 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
 def control_cpu(cpus: float, memory_mb: int) -> float:
     """CPU seconds of floor_bench's bare e2e compute run in a fresh group with this quota."""
     from floor_bench import BARE
-    groups = Cgroups(f"lab12-control-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
+    groups = Cgroups(f"container-control-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
     try:
         subprocess.run([sys.executable, "-c", BARE], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
                        preexec_fn=groups.enter)
@@ -176,30 +180,37 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conditions", default="0.5:768,1:768,2:768", help="CPUS:MEMORY_MB,... to measure")
     parser.add_argument("--repeat", type=int, default=3, help="runs per condition (the median is printed)")
-    parser.add_argument("--bundle", type=Path, help="a built autograder.zip (default: build one now)")
-    parser.add_argument("--submission", type=Path, default=ROOT / "solutions" / "rlhf.py")
+    parser.add_argument("--lab", type=Path, default=ROOT, help="the lab folder whose bundle runs (default: the "
+                        "repository's lab)")
+    parser.add_argument("--bundle", type=Path, help="a built autograder.zip (default: build the lab's now)")
+    parser.add_argument("--submission", type=Path, help="the upload (default: the lab's reference)")
     parser.add_argument("--trained", action="store_true",
                         help="train every run (AUTOGRADER_REPLAY=0), as for a submission whose answers differ from the "
                              "reference's")
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="mounted as /autograder/venv")
-    parser.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "lab12-container-bench")
+    parser.add_argument("--logs", type=Path, help="where each run's log goes (default: a folder per lab in /tmp)")
     parser.add_argument("--control", action="store_true", help="also the bare e2e compute under each quota")
     args = parser.parse_args()
     missing = docker_level.available()
     if missing:
         sys.exit(f"cannot build the container: {missing}")
-    args.logs.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="lab12-release-") as tmp:
-        bundle = args.bundle or build_bundle(Path(tmp) / "release")
-        print(f"bundle {bundle}; load average {os.getloadavg()[0]:.1f} at start; logs in {args.logs}")
+    args.lab = args.lab.resolve()
+    lab = yaml.safe_load((args.lab / "grading.yaml").read_text())
+    submission = args.submission or args.lab / "solutions" / lab["submission"]
+    logs = args.logs or Path(tempfile.gettempdir()) / f"{lab['lab']}-container-bench"
+    logs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="container-bench-release-") as tmp:
+        bundle = args.bundle or build_bundle(Path(tmp) / "release", args.lab)
+        print(f"{lab['lab']}: bundle {bundle}, upload {submission.name}; load average {os.getloadavg()[0]:.1f} at "
+              f"start; logs in {logs}")
         print(f"{'CPUs':>5} {'MB':>5} {'run':>4} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'OOM':>4} "
               f"{'left':>4}  score  isolation")
         for condition in args.conditions.split(","):
             cpus, memory_mb = float(condition.split(":")[0]), int(condition.split(":")[1])
             runs = []
             for i in range(args.repeat):
-                log = args.logs / f"{cpus:g}cpu-{memory_mb}mb-{i}.log"
-                o = run_once(bundle, args.submission, args.venv, cpus, memory_mb, log, args.trained)
+                log = logs / f"{cpus:g}cpu-{memory_mb}mb-{i}.log"
+                o = run_once(bundle, submission, args.venv, cpus, memory_mb, log, args.trained)
                 runs.append(o)
                 print(f"{cpus:5g} {memory_mb:5d} {i + 1:4d} {o.wall:7.1f} {o.cpu:7.1f} {o.peak_mb:8.0f} "
                       f"{o.oom_kills:4d} {o.survivors:4d}  {o.score:5}  {o.isolation}", flush=True)

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from autograder import config, registry
+from autograder.bundling.engine import imported_modules
 from autograder.paths import ENGINE, ROOT
-from autograder.release.engine import imported_modules
 
 LAB = registry.package().__name__  # the lab's package name, as the engine loads it (grading.yaml `lab`)
 

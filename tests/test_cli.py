@@ -87,6 +87,7 @@ BAD = [
     (["validate", "--workers", "-1"], "--workers: must be at least 1"),
     (["release", "--out", "{t}/afile"], "is a file, not a folder"),
     (["release", "--out", "{R}/autograder"], "is inside the grader's package"),
+    (["release", "--out", "{R}/release/out"], "is inside the grader's repository"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
 ]
 

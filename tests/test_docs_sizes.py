@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 import zipfile
 
+from autograder.bundling.pipeline import build_release
 from autograder.paths import ROOT
-from autograder.release.pipeline import build_release
 
 QUOTED = re.compile(r"`([\w.-]+\.zip)` ([\d,]+) KiB \((\d+) files")
 TOLERANCE = 0.05

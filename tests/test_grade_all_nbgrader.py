@@ -47,7 +47,7 @@ def submit(course: Path, student: str, solved: bool) -> None:
 
 
 def test_full_grades_reach_the_nbgrader_gradebook(tmp_path):
-    from autograder.release.pipeline import build_release
+    from autograder.bundling.pipeline import build_release
     built = build_release(tmp_path / "out")
     course = tmp_path / "course"
     shutil.copytree(built["nbgrader_course"], course)

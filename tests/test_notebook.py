@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from autograder import config
+from autograder.bundling.outline import read_outline
 from autograder.discovery import find_submission
 from autograder.grade import grade
 from autograder.notebook import definitions, notebook_to_source, strip_ipython
 from autograder.paths import REFERENCE, STARTER
-from autograder.release.outline import read_outline
 
 
 def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:

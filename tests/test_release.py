@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -11,11 +12,11 @@ import pytest
 import yaml
 
 from autograder import config
-from autograder.paths import REFERENCE, ROOT
-from autograder.release import guard
-from autograder.release.engine import engine_modules
-from autograder.release.pipeline import Sources, build_release, check_student_files
-from autograder.release.public_config import visible_tests
+from autograder.bundling import guard
+from autograder.bundling.engine import self_check_modules
+from autograder.bundling.pipeline import Sources, build_release, check_student_files
+from autograder.bundling.public_config import visible_tests
+from autograder.paths import ENGINE, REFERENCE, ROOT
 
 CONTRACT = config.load().functions
 
@@ -60,7 +61,7 @@ def test_student_starter_is_generated_from_the_reference(built):
 def test_student_bundle_holds_no_grader_only_file(built):
     names = student_files(built)
     for forbidden in ("grading/checks/hidden/", "grading/bank/", "autograder/diagnosis.py",
-                      "autograder/e2e.py", "autograder/release/", "grading/data/", "grading/replay.py",
+                      "autograder/e2e.py", "autograder/bundling/", "grading/data/", "grading/replay.py",
                       "solutions/"):
         assert not [n for n in names if n.startswith(forbidden)], forbidden
 
@@ -89,8 +90,7 @@ def test_shipped_grading_yaml_has_only_the_visible_tests(built, raw):
 
 
 def test_engine_follows_imports_but_never_into_hidden_modules():
-    recipe = Sources.load().recipes["student"]["engine"]
-    modules = engine_modules(ROOT, recipe["entry"], recipe["exclude"])
+    modules = self_check_modules(ENGINE)
     assert {"autograder.grade", "autograder.remote", "autograder.sandbox", "autograder.notebook"} <= set(modules)
     assert not [m for m in modules if m.startswith(("lab12.checks.hidden", "autograder.bank",
                                                     "autograder.diagnosis", "autograder.e2e"))]
@@ -111,7 +111,7 @@ def test_handout_teaches_every_function_and_its_points(built, raw):
     for command in ("python -m pytest tests", "python self_check.py", "python run_experiments.py"):
         assert command in readme
     assert "blind spot" in readme and "run only when you submit" in readme
-    intro = Sources.load().lab.intro
+    intro = Sources.load().outline.intro
     assert readme.count(intro) == 1 and readme.count("Shapes:") == 1, "the lab's intro and its shapes are shown once"
     assert read_zip(built["student"]) and "`cd lab12`" in readme, "the handout names the folder the zip unpacks to"
     assert "withheld until after the due date" in readme and "worth 0 points" in readme  # the feedback policy
@@ -161,7 +161,7 @@ def test_gradescope_zip_has_the_scripts_and_the_whole_grader(built):
     for name in ("solutions/rlhf.py", "grading.yaml", "grading/checks/hidden/gae.py", "assignment/sft.pt",
                  "grading/data/replays.bin", "requirements.txt"):
         assert name in files, name
-    assert not [n for n in files if n.startswith("autograder/release/")]
+    assert not [n for n in files if n.startswith("autograder/bundling/")]
 
 
 # ------------------------------------------------------------------ the nbgrader source notebook
@@ -199,6 +199,15 @@ def test_the_notebook_is_made_from_the_reference_not_a_copy(built):
             assert "".join(cell["source"]) in reference
 
 
+def test_the_default_output_folder_is_git_ignored_and_accepted():
+    from autograder.commands.common import check_out_folder
+    from autograder.commands.release import default_out
+    out = default_out()
+    assert out == ROOT / "out" / "release" / "lab12" and check_out_folder(out) == out
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(out / "student.zip")], cwd=ROOT)
+    assert ignored.returncode == 0, "built bundles are never committed"
+
+
 def test_release_command_prints_sizes_and_time(tmp_path, capsys):
     from autograder.__main__ import main
     assert main(["release", "--out", str(tmp_path)]) == 0
@@ -209,8 +218,8 @@ def test_release_command_prints_sizes_and_time(tmp_path, capsys):
 
 # ------------------------------------------------------------------ the --out folder
 def test_a_release_rebuilds_into_its_own_folder_and_removes_only_its_stale_files(tmp_path):
-    from autograder.release.output import MANIFEST, write_release
-    from autograder.release.tree import Tree
+    from autograder.bundling.output import MANIFEST, write_release
+    from autograder.bundling.tree import Tree
     old, new = Tree(), Tree()
     old.add("a.zip", b"1")
     old.add("nbgrader/source/lab12/gone.py", b"2")
@@ -223,7 +232,7 @@ def test_a_release_rebuilds_into_its_own_folder_and_removes_only_its_stale_files
 
 
 def test_release_refuses_a_folder_holding_other_files_and_force_keeps_them(tmp_path):
-    from autograder.release.output import ReleaseError
+    from autograder.bundling.output import ReleaseError
     staff = tmp_path / "nbgrader" / "source" / "lab12" / "notes.md"
     staff.parent.mkdir(parents=True)
     staff.write_text("staff notes")
@@ -237,7 +246,7 @@ def test_release_refuses_a_folder_holding_other_files_and_force_keeps_them(tmp_p
 
 
 def test_release_refuses_to_overwrite_a_changed_output_or_a_file(tmp_path):
-    from autograder.release.output import ReleaseError
+    from autograder.bundling.output import ReleaseError
     outputs = build_release(tmp_path / "out")
     notebook = outputs["nbgrader_course"] / "source" / "lab12" / "rlhf.ipynb"
     notebook.write_text("edited by staff")
@@ -250,8 +259,51 @@ def test_release_refuses_to_overwrite_a_changed_output_or_a_file(tmp_path):
 
 
 def test_force_never_overwrites_a_file_no_release_wrote(tmp_path):
-    from autograder.release.output import ReleaseError
+    from autograder.bundling.output import ReleaseError
     (tmp_path / "student.zip").write_text("someone else's zip")
     with pytest.raises(ReleaseError, match="move it away"):
         build_release(tmp_path, force=True)
     assert (tmp_path / "student.zip").read_text() == "someone else's zip"
+
+
+# ------------------------------------------------------------------ the lab's recipe, the engine's part
+def test_the_labs_recipe_declares_only_the_labs_files():
+    from autograder.bundling.recipes import ENGINE_FILES, load
+    recipes = load(ROOT)
+    assert set(recipes.copy) == {"assignment/run_experiments.py", "assignment/tests"}
+    assert not set(recipes.files) & set(ENGINE_FILES), "the engine describes its own files"
+    assert not [name for name in recipes.copy if name.startswith(("autograder", "release/", "solutions/"))]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("student: {engine: {entry: [autograder.grade]}}\n", "student.engine"),
+    ("gradescope: {copy: {grading: grading}}\n", "gradescope"),
+    ("student: {copy: {../../release/requirements.txt: requirements.txt}}\n", "leaves the lab's folder"),
+])
+def test_a_recipe_of_the_engines_part_or_outside_the_lab_is_refused(tmp_path, text, message):
+    from autograder.bundling.recipes import load
+    (tmp_path / "release").mkdir()
+    (tmp_path / "release" / "recipes.yaml").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        load(tmp_path)
+
+
+def test_the_handouts_e2e_descriptions_are_the_declarations():
+    """One declaration of an e2e test's description: `@e2e_test(..., description)`, read without importing the lab."""
+    from autograder import e2e, registry
+    from autograder.bundling.declarations import e2e_descriptions
+    from autograder.paths import GRADING
+    registry.lab()
+    declared = {name: test.description for name, test in e2e.REGISTRY.items()}
+    assert e2e_descriptions(GRADING) == declared and len(declared) == 4
+
+
+def test_the_references_sections_must_hold_the_contracts_parts(raw):
+    """The handout's and the notebook's parts are the reference's sections: they must agree with the contract."""
+    from autograder.bundling.outline import read_outline
+    from autograder.bundling.pipeline import check_parts
+    source = REFERENCE.read_text()
+    check_parts(read_outline(source), raw["contract"])
+    merged = source.replace(" Part kl: ", " Part ppo_clip: ")
+    with pytest.raises(ValueError, match=r"sections disagree with grading.yaml's contract: \w+ \(grading.yaml: kl"):
+        check_parts(read_outline(merged), raw["contract"])

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.bundling.pipeline import build_release
 from autograder.paths import REFERENCE
-from autograder.release.pipeline import build_release
 
 pytestmark = pytest.mark.slow
 

@@ -25,8 +25,8 @@ from docker_level import gradescope_layout
 from test_release_bundle import fresh_python
 
 from autograder import config
+from autograder.bundling.pipeline import build_release
 from autograder.paths import REFERENCE, STARTER
-from autograder.release.pipeline import build_release
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.release import guard
-from autograder.release.pipeline import Sources, build_release
-from autograder.release.public_config import visible_tests
+from autograder.bundling import guard
+from autograder.bundling.pipeline import Sources, build_release
+from autograder.bundling.public_config import visible_tests
 
 pytestmark = pytest.mark.slow
 NBGRADER = Path(sys.executable).with_name("nbgrader")

@@ -1,5 +1,5 @@
 """No file a student receives holds the staff's absolute paths (issue 22): results.json, report.md/.html, and the
-nbgrader feedback page built from report.html (release/grader_feedback.py)."""
+nbgrader feedback page built from report.html (autograder/bundling/assets/grader_feedback.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.bundling.recipes import ASSETS
 from autograder.grade import grade
 from autograder.paths import REFERENCE, ROOT
 from autograder.report import write_reports
@@ -50,7 +51,7 @@ def test_reports_hold_no_staff_path(tmp_path):
 def grader_report():
     if importlib.util.find_spec("nbconvert") is None:
         pytest.skip("nbconvert is not installed")
-    spec = importlib.util.spec_from_file_location("grader_feedback", ROOT / "release" / "grader_feedback.py")
+    spec = importlib.util.spec_from_file_location("grader_feedback", ASSETS / "grader_feedback.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.GraderReport

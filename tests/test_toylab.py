@@ -4,11 +4,15 @@ runs (`python -m autograder --lab tests/toylab ...`), in fresh processes: the en
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from autograder.paths import ROOT
 
@@ -65,3 +69,66 @@ def test_the_toy_lab_grades_a_class(tmp_path):
     rows = (tmp_path / "grades" / "gradebook.csv").read_text().splitlines()
     assert rows[0].startswith("student,name,email,sid,mean,scale,e2e,total,max_total,status")
     assert rows[1].startswith("ada,,,,15,15,10,40,40,graded") and rows[2].startswith("bob,,,,0,0,0,0,40,")
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    """The toy lab's three outputs, built by the command a user runs (a fresh process)."""
+    out = tmp_path_factory.mktemp("toylab-release")
+    done = run("release", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def zip_files(path: Path, prefix: str = "") -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {i.filename.removeprefix(prefix): archive.read(i) for i in archive.infolist()}
+
+
+def test_the_toy_lab_releases_through_the_same_command(released):
+    """Its recipe names only what its files are: the engine adds the starter, the world, the self-check and its
+    engine, the public checks and grading.yaml; the guard finds no secret in the student bundle."""
+    from autograder.bundling import guard
+    from autograder.bundling.pipeline import Sources
+    student = zip_files(released / "student.zip", "toylab/")
+    assert {"toy.py", "toyworld.py", "self_check.py", "README.md", "grading.yaml", "requirements.txt",
+            "grading/checks/public/basics.py", "autograder/grade.py", "autograder/self_check.py"} <= set(student)
+    assert student["toy.py"] == (TOYLAB / "assignment" / "toy.py").read_bytes()
+    assert not [n for n in student if n.startswith(("solutions/", "grading/checks/hidden", "grading/bank",
+                                                    "grading/lab.py", "grading/e2e_tests.py", "autograder/e2e"))]
+    assert yaml.safe_load(student["grading.yaml"])["e2e"] == {}
+    forbidden = Sources.load(TOYLAB).forbidden()
+    assert forbidden["solution line"] and guard.find_leaks(student, forbidden) == []
+    readme = student["README.md"].decode()
+    assert "| `fit` | mean, scale | gradient descent on a masked squared error" in readme, "its @e2e_test's words"
+    gradescope = zip_files(released / "autograder.zip")
+    assert {"setup.sh", "run_autograder", "solutions/toy.py", "grading.yaml", "grading/checks/hidden/basics.py",
+            "assignment/toyworld.py", "requirements.txt"} <= set(gradescope)
+    assert not [n for n in gradescope if n.startswith("autograder/bundling/")]
+    assert (released / "nbgrader" / "source" / "toylab" / "toy.ipynb").is_file()
+
+
+def test_a_release_into_the_lab_folder_is_refused():
+    done = run("release", "--out", str(TOYLAB / "out"))
+    assert done.returncode == 2 and "is inside the lab's folder" in done.stderr, done.stderr
+    assert not (TOYLAB / "out").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="binding a folder at /autograder needs root and unshare")
+def test_the_toy_labs_gradescope_bundle_grades_its_reference_to_full_marks(released, tmp_path):
+    """run_autograder in Gradescope's layout (tests/test_release_gradescope.py), with a fresh interpreter that
+    cannot import the repository (~20 s)."""
+    from test_release_bundle import fresh_python
+    from test_release_gradescope import MOUNT, run_autograder
+    python = fresh_python(tmp_path / "venv")
+    created = not MOUNT.exists()
+    MOUNT.mkdir(exist_ok=True)
+    try:
+        results = run_autograder((released / "autograder.zip", python.parent), tmp_path,
+                                 TOYLAB / "solutions" / "toy.py")
+    finally:
+        if created:
+            MOUNT.rmdir()
+    assert results["score"] == 40 and all(t["status"] == "passed" for t in results["tests"]), results
+    assert {t["name"].split(":")[0] for t in results["tests"]} >= {"mean.matches_reference", "e2e.fit"}

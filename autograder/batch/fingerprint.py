@@ -1,7 +1,7 @@
 """What decides a regrade: the grader's version and each job's key (standard library only).
 
 The grader's version is a hash of everything that can change a grade or a student's report: the
-autograder package (except the batch machinery, which changes no grade), the reference solution,
+autograder package (except the batch and bundling machinery, which change no grade), the reference solution,
 grading.yaml and the given world the sandbox copies. A job's key adds the submission's bytes and
 the `--only` selection, so a rerun regrades exactly the submissions whose key changed.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 from autograder.paths import ASSIGNMENT, ENGINE, GRADING, GRADING_YAML, LAB, REFERENCE, WORLD_FILES
 
 PACKAGE = ENGINE
-# Files of the package that cannot change a grade: the batch runner, the commands and the class report.
-GRADE_NEUTRAL = ("batch/", "commands/", "__main__.py", "templates/class_report.html.j2")
+# Files of the package that cannot change a grade: the batch runner, the commands, the class report, the bundling.
+GRADE_NEUTRAL = ("batch/", "bundling/", "commands/", "__main__.py", "templates/class_report.html.j2")
 
 
 def grader_files() -> list[Path]:

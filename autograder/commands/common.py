@@ -121,8 +121,8 @@ def check_input(path: Path, what: str = "input", kinds: tuple[str, ...] = ("file
     return path
 
 
-# The repository's places for outputs (git-ignored): an --out may lie there, nowhere else in the grader's tree.
-OUTPUT_FOLDERS = ("out", "release/out")
+# The repository's place for outputs (git-ignored): an --out may lie there, nowhere else in the grader's tree.
+OUTPUT_FOLDERS = ("out",)
 
 
 def check_out_folder(path: Path, option: str = "--out") -> Path:
@@ -145,22 +145,26 @@ def check_out_folder(path: Path, option: str = "--out") -> Path:
 
 
 def check_outside_grader(path: Path, option: str = "--out") -> None:
-    """Stop unless `path` (links resolved) lies outside the repository, or in one of its OUTPUT_FOLDERS: a report
-    written into the package, solutions/ or assignment/ changes the grader's version (grade-all would regrade
-    the class) and would ship in the next autograder.zip."""
-    from autograder.paths import ROOT
+    """Stop unless `path` (links resolved) lies outside the engine's repository and the lab's folder, or in one of
+    the repository's OUTPUT_FOLDERS: a report written into the package, solutions/ or assignment/ changes the
+    grader's version (grade-all would regrade the class) and would ship in the next autograder.zip."""
+    from autograder.paths import ASSIGNMENT, ENGINE, LAB, ROOT, SOLUTIONS
     root, target = ROOT.resolve(), Path(path).resolve()
-    if target != root and root not in target.parents:
+    if any(_within(target, root / f) for f in OUTPUT_FOLDERS):
         return
-    if any(target == root / f or root / f in target.parents for f in OUTPUT_FOLDERS):
+    places = [(ENGINE, "the grader's package"), (SOLUTIONS, "the reference solutions"),
+              *([(ASSIGNMENT, "the given world")] if ASSIGNMENT != LAB else []),
+              *([(LAB, "the lab's folder")] if LAB.resolve() != root else []), (root, "the grader's repository")]
+    what = next((words for place, words in places if _within(target, place.resolve())), None)
+    if what is None:
         return
-    names = {"autograder": "the grader's package", "solutions": "the reference solutions",
-             "assignment": "the given world"}
-    what = next((w for name, w in names.items() if target == root / name or root / name in target.parents),
-                "the grader's repository")
     resolved = f" ({target})" if str(target) != str(path) else ""
     fail(f"{option} {path}{resolved} is inside {what}: what is written there changes the grader or ships in the "
-         f"next release; give a folder outside {root}, or under {root / 'out'}")
+         f"next release; give a folder outside {root}, or under {root / OUTPUT_FOLDERS[0]}")
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 def _probe(folder: Path, option: str, target: Path) -> None:

@@ -6,11 +6,11 @@ import argparse
 import time
 from pathlib import Path
 
-from autograder.commands.common import check_out_folder, fail
+from autograder.commands.common import OUTPUT_FOLDERS, check_out_folder, fail, load_config
 
 HELP = "build DIR/student.zip, DIR/autograder.zip (Gradescope) and DIR/nbgrader/ (nbgrader course)"
 EXAMPLES = """examples:
-  python -m autograder release                     into release/out
+  python -m autograder release                     into out/release/LAB (LAB: grading.yaml's `lab`)
   python -m autograder release --out /tmp/grader    somewhere else (a new or empty folder, or a previous release)
 
 Exit 2: a leak check failed (something secret would have shipped) or --out cannot be written."""
@@ -18,17 +18,23 @@ INTERRUPTED = "release stopped; --out may hold a partial release: run the same c
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default: release/out)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default: out/release/LAB in the repository, git-ignored)")
     parser.add_argument("--force", action="store_true",
                         help="write into an --out that holds other files too (they are kept, never deleted)")
 
 
-def main(args: argparse.Namespace) -> int:
+def default_out() -> Path:
+    """Where a release goes without --out: the repository's git-ignored output folder, one folder per lab."""
     from autograder.paths import ROOT
-    from autograder.release.guard import LeakError
-    from autograder.release.pipeline import build_release
+    return ROOT / OUTPUT_FOLDERS[0] / "release" / load_config().lab
 
-    out = check_out_folder(args.out or ROOT / "release" / "out")
+
+def main(args: argparse.Namespace) -> int:
+    from autograder.bundling.guard import LeakError
+    from autograder.bundling.pipeline import build_release
+
+    out = check_out_folder(args.out or default_out())
     started = time.monotonic()
     try:
         outputs = build_release(out, force=args.force)

@@ -1,7 +1,7 @@
 """Run Lab 13's experiments with YOUR functions: GRPO and Dr. GRPO on the verifiable reward, DPO and IPO on
 the hidden labeler's preferences.
 
-    python run_experiments.py                       # your posttrain.py next to this file
+    python run_experiments.py                       # your posttrain.py (or posttrain.ipynb) next to this file
     python run_experiments.py --solution my.py --out my_plots
 
 1. GRPO (your group_advantages, grpo_policy_loss): 16 problems x 8 sampled answers per iteration, reward 1
@@ -44,7 +44,23 @@ PREFERENCE_RUNS = {"DPO": "dpo_loss", "IPO": "ipo_loss"}
 STDERR = Console(stderr=True)
 
 
+def default_solution() -> Path:
+    """posttrain.py next to this file, else the notebook posttrain.ipynb (the nbgrader edition has only that)."""
+    script = HERE / "posttrain.py"
+    return script if script.exists() or not (HERE / "posttrain.ipynb").exists() else HERE / "posttrain.ipynb"
+
+
 def load(path: Path) -> ModuleType:
+    """The student's module: posttrain.py as it is, or a notebook's definitions (as the grader takes them)."""
+    if not path.exists():
+        sys.exit(f"{path} does not exist: give your posttrain.py or notebook with --solution")
+    if path.suffix == ".ipynb":
+        sys.path.insert(0, str(HERE))  # the grading engine shipped next to this file reads notebooks
+        from autograder.notebook import notebook_to_source
+        module = ModuleType("posttrain")
+        module.__file__ = str(path)
+        exec(compile(notebook_to_source(path), str(path), "exec"), module.__dict__)
+        return module
     spec = importlib.util.spec_from_file_location("posttrain", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -86,7 +102,8 @@ def plot(histories: dict[str, list[dict]], out: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--solution", type=Path, default=HERE / "posttrain.py")
+    parser.add_argument("--solution", type=Path, default=default_solution(), metavar="FILE",
+                        help="your posttrain.py or a notebook defining the same functions (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=HERE / "plots")
     args = parser.parse_args()
     parts = Parts.from_module(load(args.solution))

@@ -126,6 +126,7 @@ def dpo_loss(policy_chosen: torch.Tensor, policy_rejected: torch.Tensor, ref_cho
     ### END SOLUTION
 
 
+# ============================================================ Part ipo: a preference loss with a finite target
 def ipo_loss(policy_chosen: torch.Tensor, policy_rejected: torch.Tensor, ref_chosen: torch.Tensor,
              ref_rejected: torch.Tensor, beta: float = 0.1) -> torch.Tensor:
     """The IPO loss (Azar et al., 2023): regress the preference margin to 1 / (2 beta).

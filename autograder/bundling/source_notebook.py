@@ -1,7 +1,7 @@
 """Step: the nbgrader source notebook, generated from the reference and grading.yaml (no second copy).
 
 Cells, in order (nbgrader metadata, schema 3):
-    the lab's introduction and what the folder holds      markdown, read-only (release/templates/notebook_intro.md.j2)
+    the lab's introduction and what the folder holds      markdown, read-only (the engine's notebook_intro.md.j2)
     the reference's imports, and the engine's visible_test code, read-only (given)
     per part: a heading                                   markdown, read-only
               each function, `### BEGIN SOLUTION` markers and all
@@ -13,14 +13,12 @@ Cells, in order (nbgrader metadata, schema 3):
 
 from __future__ import annotations
 
-import ast
 import json
 import textwrap
-from pathlib import Path
 
-from autograder.release.outline import Outline
-from autograder.release.public_config import visible_tests
-from autograder.release.tree import Tree
+from autograder.bundling.outline import Outline
+from autograder.bundling.public_config import visible_tests
+from autograder.bundling.tree import Tree
 
 ENGINE_IMPORT = "from autograder.notebook_checks import visible_test  # the grader's public tests (test cells)"
 KERNEL = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -38,18 +36,6 @@ def _cell(kind: str, source: str, grade_id: str, *, solution: bool = False, grad
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     return cell
-
-
-def check_titles(public_checks: Path) -> dict[str, str]:
-    """{check id: title} of the `@check("id", "title", ...)` decorators under checks/public/ (read with ast)."""
-    titles: dict[str, str] = {}
-    for path in sorted(public_checks.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check" and len(node.args) >= 2:
-                test_id, title = node.args[:2]
-                if isinstance(test_id, ast.Constant) and isinstance(title, ast.Constant):
-                    titles[str(test_id.value)] = str(title.value)
-    return titles
 
 
 def test_cell_source(test_id: str, title: str, points: float) -> str:

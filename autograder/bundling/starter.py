@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.release.tree import Tree
+from autograder.bundling.tree import Tree
 from autograder.starter import strip_solutions
 
 

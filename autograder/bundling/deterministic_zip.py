@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from autograder.release.tree import Tree
+from autograder.bundling.tree import Tree
 
 EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can store
 

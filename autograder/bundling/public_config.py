@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import yaml
 
-from autograder.release.tree import Tree
+from autograder.bundling.tree import Tree
 
 HEADER = ("# The public part of the course's grading.yaml: the visible tests the self-check runs, and its\n"
           "# limits. The hidden and end-to-end tests are graded at submission; their settings are not here.\n")

@@ -16,7 +16,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from autograder.release.tree import Tree
+from autograder.bundling.tree import Tree
 
 MANIFEST = ".autograder-release.json"
 SHOWN = 5  # paths quoted in the refusal

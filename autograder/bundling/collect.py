@@ -1,27 +1,22 @@
-"""Step: copy the files a recipe lists (repository path -> bundle path) into the tree."""
+"""Step: copy files (path under a root folder -> bundle path) into the tree."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder.release.tree import Tree
+from autograder.bundling.tree import Tree
 
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 
 
-def collect_files(tree: Tree, root: Path, mapping: dict[str, str], optional: Sequence[str] = (),
-                  exclude: Sequence[str] = ()) -> None:
-    """Copy each `repo path: bundle path`; a folder is copied file by file (caches and `exclude` skipped).
-
-    A missing path is an error unless it is listed in `optional`.
-    """
+def collect_files(tree: Tree, root: Path, mapping: dict[str, str], exclude: Sequence[str] = ()) -> None:
+    """Copy each `path under root: bundle path`; a folder is copied file by file (caches and `exclude` skipped).
+    A missing path is an error."""
     for source, target in mapping.items():
         path = root / source
         if not path.exists():
-            if source in optional:
-                continue
-            raise FileNotFoundError(f"release recipe: {source} does not exist")
+            raise FileNotFoundError(f"release: {path} does not exist")
         files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         for file in files:
             relative = file.relative_to(root).as_posix()
