@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import torch
 
-from autograder import config, diagnosis, registry
+from autograder import config, diagnosis, registry, replay
 from autograder.paths import use_world
 
-from . import e2e_tests, plots  # noqa: F401  (e2e_tests: its @e2e_test registrations)
+from . import e2e_tests, plots, replays  # noqa: F401  (e2e_tests: its @e2e_test registrations)
 
 use_world()
 import training  # noqa: E402
@@ -55,4 +55,6 @@ registry.register_lab(registry.Lab(
     twin=twin,
     twin_scale=lambda function, args: 0.0,
     band_metrics=("reward", "loss", "margin"),  # per GRPO iteration (reward), per DPO step (loss, margin)
+    data_files=(registry.DataFile(replay.DATA_FILE, replay.is_current, replay.write_reference),),
+    replays=replays.FACTS,
 ))
