@@ -165,6 +165,7 @@ class Feed:
     def __init__(self, passes_on: Mapping[str, Transform], mask_index: Callable[[str], int | None]):
         self.passes_on, self.mask_index = passes_on, mask_index
         self.own: list[tuple[list[torch.Tensor], torch.Tensor | None]] = []  # per call answered: pieces, mask
+        self.made: dict[tuple[int, int, str], torch.Tensor] = {}  # transforms of the latest answer linked
 
     def arguments(self, call: dict) -> tuple[list, torch.Tensor | None]:
         args, cotangent = list(call["args"]), call["cotangent"]
@@ -172,7 +173,11 @@ class Feed:
             answer, mask = self.own[link["call"]]
             x = answer[link["piece"]]
             if link["via"]:
-                x = self.passes_on[link["via"]](x, mask)
+                made = (link["call"], link["piece"], link["via"])
+                if made not in self.made:  # made once for the minibatches that get rows of it
+                    self.made = {k: v for k, v in self.made.items() if k[0] == made[0]}
+                    self.made[made] = self.passes_on[link["via"]](x, mask)
+                x = self.made[made]
             if link["rows"] is not None:
                 x = x[link["rows"]]
             if link["to"] == "cotangent":
