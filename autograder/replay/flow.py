@@ -5,7 +5,7 @@ would give them (else it could see that an answer changed within the tolerances 
     with Provenance(passes_on) as seen:          # recording, around the training
         links = seen.links(args, cotangent)      # before a call: which arguments come from earlier answers
         seen.answered(pieces, mask)              # after it: its answer's tensors (value, then gradients)
-    feed = Feed(passes_on)                       # replaying
+    feed = Feed(passes_on, mask_index)           # replaying (mask_index: function -> its mask argument)
     args, cotangent = feed.arguments(call)       # the recorded call, with the submission's own answers passed on
     feed.answered(call, value, grads)
 
