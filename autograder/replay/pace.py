@@ -11,12 +11,14 @@ A child can time the gaps between the calls it answers with its own clock, and c
 speed: sent back to back (0.7-2 ms apart, against 8-29 ms in a training), a replay would tell a
 submission that its answers are not being trained on. So a recording keeps, before each call, the CPU
 time the judge spent since the previous answer (sampling, forward and backward passes, the optimiser),
-in units of a piece of that training measured in the same process (the lab's "long" piece, registry.Replays:
-e.g. a forward and backward pass of its policy over one batch, ~8 ms). A replay measures that piece and the
-"short" one on this machine, in CPU and wall time, as contended as a training would be now (again every
-REMEASURE units of training, inside a gap), and waits each gap as long as that much CPU takes here (Pacer.seconds),
-times a random factor (JITTER, log-normal, mean 1). Waiting costs no CPU: a replayed run takes about as
-long as its training, for a fraction of its CPU (docs/calibration.md).
+in units of a piece of that training (the lab's "long" piece, registry.Replays: e.g. a forward and backward
+pass of its policy over one batch, ~5-8 ms), measured in the same process as a replay measures it: hot (after
+an untimed run: a training's judge computes without pause, and just after a pause the same piece costs up
+to twice its CPU), the median of the last KEPT measurements, again every REMEASURE units. A replay measures
+that piece and the "short" one on this machine, in CPU and wall time, as contended as a training would be now
+(again every REMEASURE units of training, inside a gap), and waits each gap as long as that much CPU takes
+here (Pacer.seconds), times a random factor (JITTER, log-normal, mean 1). Waiting costs no CPU: a replayed
+run takes about as long as its training, for a fraction of its CPU (docs/calibration.md).
 
 The pieces are the lab's own because only a piece of a training is sure to track that training's speed on
 any machine (vector units, caches, the interpreter's overhead weigh on each workload differently).
@@ -30,6 +32,8 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Mapping
+
+import torch
 
 from autograder import registry
 
@@ -47,40 +51,47 @@ def _pieces() -> Mapping[str, Callable[[], object]]:
 
 
 def speed(piece: str, reps: int) -> tuple[float, float]:
-    """(thread CPU, wall) seconds of one piece of training ("short" or "long"), median of `reps` runs."""
+    """(thread CPU, wall) seconds of one piece of training ("short" or "long"), median of `reps` runs after an
+    untimed one: as fast as within a training, whose judge computes without pause (just after a pause, the
+    caches and the core's clock cost a piece up to twice its CPU)."""
     work = _pieces()[piece]
     times = []
-    for _ in range(reps):
-        cpu, wall = time.thread_time(), time.perf_counter()
+    with torch.enable_grad():  # a recording measures within the training, maybe where it computes without grad
         work()
-        times.append((time.thread_time() - cpu, time.perf_counter() - wall))
+        for _ in range(reps):
+            cpu, wall = time.thread_time(), time.perf_counter()
+            work()
+            times.append((time.thread_time() - cpu, time.perf_counter() - wall))
     return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
 
 
-@functools.lru_cache(maxsize=1)
-def recording_unit() -> float:
-    """The long piece's CPU seconds in this process (median of 11): the unit of a recorded gap."""
-    return speed("long", 11)[0]
-
-
 class GapClock:
-    """Times a recorded training: the judge's CPU before each call and after the last, in speed units."""
+    """Times a recorded training: the judge's CPU before each call and after the last, in speed units.
+
+    The unit is measured as a replay measures it (the median of the long piece's last KEPT measurements,
+    again every REMEASURE units, after an answer, its own CPU left out of the gaps), so that the machine's
+    speed drifting during a recording (other processes, a VM's neighbours) does not enter the pace."""
 
     def __init__(self) -> None:
-        self.unit = recording_unit()
-        self.gaps: list[float] = []
+        self.units = [speed("long", 1)[0] for _ in range(KEPT)]
+        self.unit = statistics.median(self.units)
+        self.gaps: list[float] = []  # in units
+        self.since = 0.0
         self.last = time.thread_time()
 
     def called(self) -> None:
-        self.gaps.append(time.thread_time() - self.last)
+        self.gaps.append((time.thread_time() - self.last) / self.unit)
+        self.since += self.gaps[-1]
 
     def answered(self) -> None:
+        if self.since >= REMEASURE:
+            self.units = [*self.units, speed("long", 1)[0]][-KEPT:]
+            self.unit, self.since = statistics.median(self.units), 0.0
         self.last = time.thread_time()
 
     def stop(self) -> list[float]:
         """The gaps (the last one: from the last answer to the end of the training), in speed units."""
-        tail = time.thread_time() - self.last
-        return [gap / self.unit for gap in [*self.gaps, tail]]
+        return [*self.gaps, (time.thread_time() - self.last) / self.unit]
 
 
 class Pacer:

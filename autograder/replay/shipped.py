@@ -29,7 +29,7 @@ from autograder.child import wire
 from autograder.paths import ASSIGNMENT, ENGINE, LAB_DATA, REFERENCE
 
 DATA_FILE = LAB_DATA / "replays.bin"
-FORMAT = "calls with flow links, paced as a warm lane, v3"
+FORMAT = "calls with flow links, paced as a warm lane in hot units, v4"
 _SHIPPED: dict | None = None  # the file, read at first use: repr(run key) -> ShippedRun
 UNREADABLE = (OSError, lzma.LZMAError, wire.WireError, EOFError, KeyError, TypeError, AttributeError)
 
