@@ -172,6 +172,17 @@ def test_on_a_busy_machine_short_gaps_stay_short_and_long_ones_stretch(monkeypat
     assert pacer.seconds(8 ** -0.5) == pytest.approx(8 ** 0.5 / 1000 * 3 ** 0.5)  # halfway in log CPU
 
 
+def test_under_a_cpu_quota_a_gap_stretches_as_the_quota_throttles_a_training(monkeypatch):
+    """At 0.5 CPU a training's sustained compute takes twice its CPU, though a burst of a few ms (run within one
+    quota period) takes no longer than its CPU."""
+    from autograder import machine
+    monkeypatch.setattr(pace, "speed", lambda piece, reps: {"short": (0.001, 0.001), "long": (0.008, 0.008)}[piece])
+    monkeypatch.setattr(machine, "usable_cpus", lambda: 0.5)
+    assert pace.Pacer([0.0]).seconds(1.0) == pytest.approx(0.016)
+    monkeypatch.setattr(machine, "usable_cpus", lambda: 2.0)
+    assert pace.Pacer([0.0]).seconds(1.0) == pytest.approx(0.008)
+
+
 @slow
 @pytest.mark.parametrize("name", ["replay_pace", "replay_echo"])
 def test_a_submission_that_tells_a_replay_from_its_training_gets_what_its_training_gets(tmp_path, monkeypatch, name):

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 
 import torch
 
-from autograder import registry
+from autograder import machine, registry
 
 JITTER = 0.15        # the standard deviation of a gap's log (two trainings of one run differ by ~0.1-0.25)
 REMEASURE = 200      # speed units of recorded gaps (~1.6 s of training) between two measurements of the speed
@@ -106,6 +106,9 @@ class Pacer:
 
     def __init__(self, gaps: list[float]) -> None:
         self.gaps, self.random = gaps, random.SystemRandom()
+        # a CPU quota below one CPU throttles a training's sustained compute by 1 / quota, which a burst of a
+        # few ms, run within one quota period, does not show
+        self.least_stretch = 1 / min(1.0, machine.usable_cpus())
         self.times = {piece: [speed(piece, KEPT)] for piece in PIECES}
         self.pieces = {piece: self._median(piece) for piece in PIECES}
         self.since, self.next_piece = 0.0, "short"
@@ -138,7 +141,7 @@ class Pacer:
     def _median(self, piece: str) -> tuple[float, float]:
         """(CPU, wall / CPU) of a piece, each the median of its last measurements."""
         cpu = statistics.median(t[0] for t in self.times[piece])
-        return cpu, max(1.0, statistics.median(t[1] / max(t[0], 1e-6) for t in self.times[piece]))
+        return cpu, max(self.least_stretch, statistics.median(t[1] / max(t[0], 1e-6) for t in self.times[piece]))
 
     def answered(self) -> None:
         self.last = time.perf_counter()
