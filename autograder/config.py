@@ -99,7 +99,7 @@ class Calibration(Section):
     min_margin_std: float = doc("the worst reference seed must sit this many std inside each threshold")
     min_margin: float = doc("...and at least this much in absolute terms")
     replay_rtol: float = doc("a grade reuses a shipped training of the reference when each answer of the "
-                             "submission to its calls is this close to the reference's (grading/replay.py)")
+                             "submission to its calls is this close to the reference's (autograder/replay/)")
     replay_atol: float = doc("...relative (replay_rtol) and absolute tolerance; both 0: equal bit for bit")
 
 

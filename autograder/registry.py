@@ -18,10 +18,10 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from autograder import config, paths
 
@@ -33,6 +33,20 @@ class DataFile:
     path: Path
     is_current: Callable[[], bool]   # it matches what it is computed from (a fingerprint)
     write: Callable[[], object]      # compute and write it
+
+
+@dataclass(frozen=True)
+class Replays:
+    """A lab's facts for replaying the reference's recorded trainings (autograder/replay/). Its e2e tests route
+    each replayable training through `replay.outcome`; the file is one of its data_files (`replay.DATA_FILE`)."""
+
+    # two pieces of its training, timed in the judge to pace a replay at this machine's speed: "short" (~1 ms)
+    # and "long" (~10 ms); each a callable that does the work once
+    pace_pieces: Callable[[], Mapping[str, Callable[[], object]]]
+    # how its training transforms an answer before a later call gets it: name -> f(answer tensor, the mask
+    # argument of the call that answered it, or None) (an answer passed as it is, or some of its rows, is found)
+    passes_on: Mapping[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
+    depends_on: tuple[Path, ...] = ()  # files its runs depend on beyond the world, reference, e2e code and settings
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,7 @@ class Lab:
     band_metrics: tuple[str, ...] = ()     # per-iteration metrics of the calibration's reference band (plots)
     # function -> the chosen examples its differential check runs after the draws (autograder/checks/examples.py)
     chosen_examples: Callable[[str], Sequence] = lambda function: ()
+    replays: Replays | None = None         # its recorded trainings replay (else every run trains)
 
 
 _LAB: Lab | None = None

@@ -307,13 +307,11 @@ class RemoteFunction:
     to a local surrogate  value + sum(grad * (x - x.detach()))  whose backward gives exactly them. A value of
     more than one element (e.g. one per row) asks for its gradients when the backward pass reaches it: the
     child computes the vector-Jacobian product for the incoming gradient (`call(..., cotangent=)`).
-    `tape`, when a list, gets every call as a dict: fn, args (detached), grad (the indices of those that
-    required grad), kwargs, value, grads (grading/replay.py records the reference's runs so).
+    A recording of the reference's runs (autograder/replay/record.py) wraps an instance's `answer`.
     """
 
     def __init__(self, submission: RemoteSubmission, name: str):
         self.submission, self.name = submission, name
-        self.tape: list | None = None
 
     def answer(self, *args, cotangent: torch.Tensor | None = None, **kwargs) -> tuple:
         """(value, grads) of a call, checked against the contract: grads[k] is d(value)/d(the k-th
@@ -332,9 +330,6 @@ class RemoteFunction:
         if any(g is None for g in grads):
             raise SubmissionError(f"{self.name} returned a loss that is not differentiable in its inputs "
                                   "(was an input detached?)", "no_grad")
-        if self.tape is not None:
-            self.tape.append({"fn": self.name, "args": plain, "grad": list(grad), "kwargs": kwargs,
-                              "value": value, "grads": grads})
         return value, grads
 
     def __call__(self, *args, **kwargs):

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
+from autograder import replay
 from autograder.config import Config
 from autograder.e2e import Criterion, e2e_test
 from autograder.paths import use_world
 
-from . import replay
 from .baseline import EVAL_SEED_OFFSET, RM_TEST, rankings, reference_rm, rm_key, sft_evaluation
 
 use_world()
@@ -74,16 +74,6 @@ def _describe(run: dict) -> str:
     return "; ".join(f"{k} {s[k]:.3f} -> {f[k]:.3f}" for k in ("rm_score", "gold", "malformed", "accuracy"))
 
 
-def _replayed(*runs: dict) -> str:
-    """A note for runs the grade did not train: the submission answered their calls as the reference does."""
-    if not all(run.get("replayed") for run in runs):
-        return ""
-    calls = sum(run["replayed"] for run in runs)
-    what, recorded = ("this training", "run") if len(runs) == 1 else ("these trainings", "runs")
-    return (f" (your functions answered all {calls} calls of {what} as the reference's do: the numbers are "
-            f"those of the reference's recorded {recorded})")
-
-
 # ---------------------------------------------------------------- the four tests
 # Each measurement returns (metrics, details, histories) for a training with `parts`; `memo` caches PPO
 # runs per submission, so ptx reuses the kl_penalty run as its baseline. Calibration calls them too.
@@ -127,7 +117,7 @@ def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
     run = ppo_outcome(cfg, spec, parts, memo)
     gain = run["final"]["gold"] - run["start"]["gold"]
     details = (f"SFT -> after PPO: {_describe(run)}; gold gain {gain:.3f} (needs >= {spec['min_gold_gain']})"
-               + _replayed(run))
+               + replay.note(run))
     return {"gold_gain": gain, "malformed": run["final"]["malformed"]}, details, {"run": run["history"]}
 
 
@@ -143,7 +133,7 @@ def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
 def measure_blind_spot(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     run = ppo_outcome(cfg, spec, parts, memo)
     s, f = run["start"], run["final"]
-    details = f"SFT -> after PPO without KL penalty: {_describe(run)}" + _replayed(run)
+    details = f"SFT -> after PPO without KL penalty: {_describe(run)}" + replay.note(run)
     metrics = {"rm_gain": f["rm_score"] - s["rm_score"], "gold_change": f["gold"] - s["gold"],
                "malformed": f["malformed"]}
     return metrics, details, {"run": run["history"]}
@@ -172,7 +162,7 @@ def measure_ptx(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     details = (f"SFT -> after PPO-ptx: {_describe(with_ptx)}; the same run without ptx: gold gain {baseline_gain:.3f} "
                f"(needs >= {spec['min_baseline_gold_gain']}); accuracy with ptx {with_ptx['final']['accuracy']:.3f}, "
                f"without {without['final']['accuracy']:.3f} (gain {gain:.3f}, needs >= {spec['min_accuracy_gain']})"
-               + _replayed(with_ptx, without))
+               + replay.note(with_ptx, without))
     metrics = {"baseline_gold_gain": baseline_gain, "malformed": with_ptx["final"]["malformed"],
                "accuracy_gain": gain}
     return metrics, details, {"ptx": with_ptx["history"], "no ptx": without["history"]}

@@ -8,21 +8,15 @@ the end-to-end tests (e2e_tests.py); the checks register from checks/ (autograde
 
 from __future__ import annotations
 
-from autograder import diagnosis, registry
+from autograder import diagnosis, registry, replay
 from autograder.checks import examples
 from autograder.paths import use_world
 
-from . import baseline, e2e_tests, plots, replay  # noqa: F401  (e2e_tests: its @e2e_test registrations)
+from . import baseline, e2e_tests, plots, replays  # noqa: F401  (e2e_tests: its @e2e_test registrations)
 from .checks.hidden import chosen, fresh
 
 use_world()
 import training  # noqa: E402
-
-
-def _write_replays() -> object:
-    replay.write(replay.record_reference())
-    return None
-
 
 registry.register_lab(registry.Lab(
     name="lab12",
@@ -36,8 +30,9 @@ registry.register_lab(registry.Lab(
     data_files=(  # examples.json first (the checks), then baseline.json, which replays.bin depends on
         registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),
         registry.DataFile(baseline.DATA_FILE, baseline.is_current, baseline.write),
-        registry.DataFile(replay.REPLAYS, replay.is_current, _write_replays),
+        registry.DataFile(replay.DATA_FILE, replay.is_current, replay.write_reference),
     ),
     band_metrics=("rm_score", "gold", "kl"),  # per PPO iteration
     chosen_examples=chosen.examples,
+    replays=replays.FACTS,
 ))

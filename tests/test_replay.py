@@ -1,5 +1,5 @@
-"""The shipped reference trainings (grading/replay.py): current, equal to a fresh recording bit for bit,
-reused only for submissions that answer every recorded call as the reference does."""
+"""Lab 12's shipped reference trainings (the engine's autograder/replay/): current, equal to a fresh recording
+bit for bit, reused only for submissions that answer every recorded call as the reference does."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from autograder import bank, config, e2e
 from autograder.grade import grade
 from autograder.paths import REFERENCE, ROOT
 from autograder.remote import RemoteSubmission
-from lab12 import replay
+from autograder.replay import compare, flow, pace, record, runs, shipped
 from lab12.e2e_tests import ppo_key
 
 slow = pytest.mark.slow
@@ -29,11 +29,11 @@ def ppo_run_keys(cfg: config.Config) -> set[str]:
 
 def test_the_shipped_runs_are_current_and_cover_every_ppo_run():
     cfg = config.load()
-    stamp, runs = replay.read()
-    assert stamp == replay.fingerprint(), "stale: run `python -m autograder refresh`"
-    assert set(runs) == ppo_run_keys(cfg)
-    assert repr(ppo_key(cfg.e2e["kl_penalty"])) in runs
-    for run in runs.values():  # a gap before each call and after the last, in speed units
+    stamp, shipped_runs = shipped.read()
+    assert stamp == shipped.fingerprint(), "stale: run `python -m autograder refresh`"
+    assert set(shipped_runs) == ppo_run_keys(cfg)
+    assert repr(ppo_key(cfg.e2e["kl_penalty"])) in shipped_runs
+    for run in shipped_runs.values():  # a gap before each call and after the last, in speed units
         assert len(run.pace) == run.n_calls + 1 and all(0 <= gap < 1e4 for gap in run.pace)
 
 
@@ -51,8 +51,8 @@ def matches(sub: RemoteSubmission, key: str) -> bool:
     """Unpaced (the pace is tested on its own below)."""
     cfg = config.load()
     try:
-        return replay._answers_match(replay.shipped_runs()[key], sub.parts(), cfg.calibration.replay_rtol,
-                                     cfg.calibration.replay_atol, paced=False)
+        return runs.answers_match(shipped.shipped_runs()[key], sub.parts(), cfg.calibration.replay_rtol,
+                                  cfg.calibration.replay_atol, paced=False)
     finally:
         sub.close()
 
@@ -85,57 +85,74 @@ def test_a_reference_grade_reuses_the_shipped_runs():
 
 @slow
 def test_recording_the_reference_again_gives_the_shipped_runs_bit_for_bit():
-    _, shipped = replay.read()
-    fresh = replay.record_reference()
-    assert set(fresh) == set(shipped)
+    _, expected = shipped.read()
+    fresh = record.record_reference()
+    assert set(fresh) == set(expected)
     for key, (calls, outcome, _) in fresh.items():  # its pace: timings, never equal twice
-        expected_calls, expected_outcome = list(shipped[key].calls()), shipped[key].outcome
+        expected_calls, expected_outcome = list(expected[key].calls()), expected[key].outcome
         assert json.loads(json.dumps(outcome)) == expected_outcome, key
         assert len(calls) == len(expected_calls)
         for got, want in zip(calls, expected_calls):
             assert got["fn"] == want["fn"] and got["grad"] == want["grad"] and got["kwargs"] == want["kwargs"]
+            assert [{**link, "rows": None} for link in got["flow"]] == [{**link, "rows": None} for link in want["flow"]]
             for a, b in zip(flat(got), flat(want)):
                 assert torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
 
 
 def flat(call: dict) -> list:
-    value = call["value"] if isinstance(call["value"], (list, tuple)) else [call["value"]]
-    return [*call["args"], *value, *call["grads"]]
+    return [*call["args"], call["cotangent"], *flow.pieces(call["value"], call["grads"]),
+            *(link["rows"] for link in call["flow"])]
 
 
 def test_a_gradient_the_reference_makes_exactly_zero_must_be_zero():
     """Adam turns any non-zero gradient, however small, into a full step where the reference's is 0."""
     expected = [torch.tensor([0.5, 0.0, -1.0])]
-    assert replay._close([torch.tensor([0.5 + 1e-7, 0.0, -1.0])], expected, None, 1e-5, 1e-6, zeros=True)
-    assert not replay._close([torch.tensor([0.5, 1e-9, -1.0])], expected, None, 1e-5, 1e-6, zeros=True)
-    assert replay._close([torch.tensor([0.5, 1e-9, -1.0])], expected, None, 1e-5, 1e-6)  # values: tolerances only
+    assert compare.close([torch.tensor([0.5 + 1e-7, 0.0, -1.0])], expected, None, 1e-5, 1e-6, zeros=True)
+    assert not compare.close([torch.tensor([0.5, 1e-9, -1.0])], expected, None, 1e-5, 1e-6, zeros=True)
+    assert compare.close([torch.tensor([0.5, 1e-9, -1.0])], expected, None, 1e-5, 1e-6)  # values: tolerances only
+
+
+# Lab 12's training passes answers on so (training.train_ppo), with the mask of the call that answered: (the call and
+# argument fed) <- (the answering call, its answer's tensor, the lab's transform), in every iteration
+LAB12_FLOW = {("compute_gae", 0): ("shaped_rewards", 0, "on_tokens"),
+              ("ppo_policy_loss", 2): ("compute_gae", 0, "whitened"),   # rows of the whitened advantages
+              ("ppo_value_loss", 2): ("compute_gae", 1, "on_tokens")}   # rows of the returns
+
+
+def feed() -> flow.Feed:
+    from lab12 import replays
+    contract = config.current().contract
+    return flow.Feed(replays.FACTS.passes_on, lambda fn: contract[fn].mask_index)
 
 
 def test_the_recorded_calls_show_the_flow_the_replay_feeds():
-    """Every shipped call's inputs derive from the recorded answers as Flow says: fed the reference's own
-    answers, it rebuilds each call's arguments bit for bit (and a changed answer is passed on)."""
-    for key, run in replay.shipped_runs().items():
-        flow, fed = replay.Flow(), 0
-        for call in run.calls():
-            args = flow.arguments(call)
-            assert args is not None, (key, call["fn"])
-            assert all(torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b for a, b in zip(args, call["args"]))
-            fed += call["fn"] in ("compute_gae", "ppo_policy_loss", "ppo_value_loss")
-            flow.answered(call, call["value"])
-        assert fed == run.n_calls * 17 // 18, key  # all but shaped_rewards
-    call = next(run.calls())
-    flow = replay.Flow()
-    flow.answered(call, call["value"] + 1.0)
-    gae = next(c for c in run.calls() if c["fn"] == "compute_gae")
-    fed_rewards = flow.arguments(gae)[0]
-    assert torch.equal(fed_rewards, torch.where(gae["args"][2] > 0, gae["args"][0] + 1.0, 0.0))
+    """The links found while recording are Lab 12's flow, each call's own (advantages and returns: the rows its
+    minibatch holds); fed the reference's own answers they rebuild each call's arguments bit for bit, and a changed
+    answer is passed on."""
+    for key, run in shipped.shipped_runs().items():
+        fed, fed_calls = feed(), 0
+        recorded = list(run.calls())
+        for call in recorded:
+            args, cotangent = fed.arguments(call)
+            assert cotangent is None and all(torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
+                                             for a, b in zip(args, call["args"]))
+            assert {(call["fn"], link["to"]): (recorded[link["call"]]["fn"], link["piece"], link["via"])
+                    for link in call["flow"]} == {k: v for k, v in LAB12_FLOW.items() if k[0] == call["fn"]}
+            fed_calls += bool(call["flow"])
+            fed.answered(call, call["value"], call["grads"])
+        assert fed_calls == run.n_calls * 17 // 18, key  # all but shaped_rewards
+    fed = feed()
+    call = recorded[0]
+    fed.answered(call, call["value"] + 1.0, call["grads"])
+    gae = recorded[1]
+    assert gae["fn"] == "compute_gae"
+    assert torch.equal(fed.arguments(gae)[0][0], torch.where(gae["args"][2] > 0, gae["args"][0] + 1.0, 0.0))
 
 
 def test_a_replay_waits_as_long_as_the_training_computed(monkeypatch):
     """Gaps in speed units times this machine's unit now, with a jitter of mean 1."""
-    from lab12 import replay_pace
-    monkeypatch.setattr(replay_pace, "speed", lambda piece, reps: (0.001, 0.002))
-    pacer = replay_pace.Pacer([10.0] * 40 + [0.0])
+    monkeypatch.setattr(pace, "speed", lambda piece, reps: (0.001, 0.002))
+    pacer = pace.Pacer([10.0] * 40 + [0.0])
     started = time.perf_counter()
     for i in range(40):
         pacer.wait(i)
@@ -146,14 +163,24 @@ def test_a_replay_waits_as_long_as_the_training_computed(monkeypatch):
 
 def test_on_a_busy_machine_short_gaps_stay_short_and_long_ones_stretch(monkeypatch):
     """As in a training: a woken judge runs a short burst at once, a long one shares the CPU."""
-    from lab12 import replay_pace
     measured = {"short": (0.001, 0.001), "long": (0.008, 0.024)}  # stretched 1x and 3x
-    monkeypatch.setattr(replay_pace, "speed", lambda piece, reps: measured[piece])
-    pacer = replay_pace.Pacer([0.0])
+    monkeypatch.setattr(pace, "speed", lambda piece, reps: measured[piece])
+    pacer = pace.Pacer([0.0])
     assert pacer.seconds(0.05) == pytest.approx(0.0004)         # 0.4 ms of CPU: as short as the short piece's
     assert pacer.seconds(1.0) == pytest.approx(0.024)           # the long piece
     assert pacer.seconds(4.0) == pytest.approx(0.096)           # beyond it: stretched as it is
     assert pacer.seconds(8 ** -0.5) == pytest.approx(8 ** 0.5 / 1000 * 3 ** 0.5)  # halfway in log CPU
+
+
+def test_under_a_cpu_quota_a_gap_stretches_as_the_quota_throttles_a_training(monkeypatch):
+    """At 0.5 CPU a training's sustained compute takes twice its CPU, though a burst of a few ms (run within one
+    quota period) takes no longer than its CPU."""
+    from autograder import machine
+    monkeypatch.setattr(pace, "speed", lambda piece, reps: {"short": (0.001, 0.001), "long": (0.008, 0.008)}[piece])
+    monkeypatch.setattr(machine, "usable_cpus", lambda: 0.5)
+    assert pace.Pacer([0.0]).seconds(1.0) == pytest.approx(0.016)
+    monkeypatch.setattr(machine, "usable_cpus", lambda: 2.0)
+    assert pace.Pacer([0.0]).seconds(1.0) == pytest.approx(0.008)
 
 
 @slow

@@ -9,7 +9,8 @@
 
 Each test registers with the engine's `@e2e_test` (autograder/e2e.py) when grading/lab.py imports this module.
 The judge's measurements use the world only: accuracy and gold of fresh samples, log-probs of fixed pairs; never
-a number the submission's functions computed.
+a number the submission's functions computed. Each run goes through the engine's `replay.outcome`: the reference's
+recorded run (data/replays.bin, replays.py) stands for it when the submission answers its calls as the reference.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping
 
+from autograder import replay
 from autograder.e2e import Criterion, Runs, e2e_test
 from autograder.paths import use_world
 
@@ -61,23 +63,27 @@ def sft_metrics(n: int, seed: int) -> dict:
 
 
 # ---------------------------------------------------------------- GRPO
-def grpo_outcome(spec: Mapping, parts: Any, memo: dict) -> dict:
+def grpo_outcome(cfg: Any, spec: Mapping, parts: Any, memo: dict) -> dict:
     """Train GRPO from the SFT policy with `parts`; greedy accuracy before and after (memoised)."""
     key = _key(spec, "grpo")
-    if key not in memo:
+
+    def train() -> dict:
         policy = tinylm.load_sft()
         history = training.train_grpo(policy, parts, training.GRPOConfig(seed=spec["seed"], **spec["grpo"]))
         eval_seed = spec["seed"] + EVAL_SEED_OFFSET
-        memo[key] = {"history": history, "final": training.greedy_accuracy(policy, spec["eval_problems"], eval_seed),
-                     "start": sft_accuracy(spec["eval_problems"], eval_seed)}
+        return {"history": history, "final": training.greedy_accuracy(policy, spec["eval_problems"], eval_seed),
+                "start": sft_accuracy(spec["eval_problems"], eval_seed)}
+
+    if key not in memo:
+        memo[key] = replay.outcome(key, parts, train, cfg.calibration.replay_rtol, cfg.calibration.replay_atol)
     return memo[key]
 
 
-def _grpo_measure(spec: Mapping, parts: Any, memo: dict):
-    run = grpo_outcome(spec, parts, memo)
+def _grpo_measure(cfg: Any, spec: Mapping, parts: Any, memo: dict):
+    run = grpo_outcome(cfg, spec, parts, memo)
     gain = run["final"] - run["start"]
     details = (f"greedy accuracy on {spec['eval_problems']} fresh problems: SFT {run['start']:.3f} -> after GRPO "
-               f"{run['final']:.3f} (gain {gain:.3f}, needs >= {spec['min_accuracy_gain']})")
+               f"{run['final']:.3f} (gain {gain:.3f}, needs >= {spec['min_accuracy_gain']})" + replay.note(run))
     return {"accuracy_gain": gain}, details, {"run": run["history"]}
 
 
@@ -96,7 +102,7 @@ def _grpo_runs(spec: Mapping) -> dict:
                      "GRPO with your functions did not raise the greedy accuracy enough")],
           settings=GRPO_KEYS, band="run", plotted=("reward", "equal_groups"), runs=_grpo_runs)
 def measure_grpo(cfg: Any, spec: Mapping, parts: Any, memo: dict):
-    return _grpo_measure(spec, parts, memo)
+    return _grpo_measure(cfg, spec, parts, memo)
 
 
 @e2e_test("drgrpo_accuracy", "Dr. GRPO (no std, constant normaliser) with your functions raises the accuracy",
@@ -106,14 +112,15 @@ def measure_grpo(cfg: Any, spec: Mapping, parts: Any, memo: dict):
                      "Dr. GRPO with your functions did not raise the greedy accuracy enough")],
           settings=GRPO_KEYS, band="run", plotted=("reward", "length"), runs=_grpo_runs)
 def measure_drgrpo(cfg: Any, spec: Mapping, parts: Any, memo: dict):
-    return _grpo_measure(spec, parts, memo)
+    return _grpo_measure(cfg, spec, parts, memo)
 
 
 # ---------------------------------------------------------------- DPO and IPO
-def preference_outcome(spec: Mapping, parts: Any, memo: dict, loss: str) -> dict:
+def preference_outcome(cfg: Any, spec: Mapping, parts: Any, memo: dict, loss: str) -> dict:
     """Train `loss` ("dpo_loss" or "ipo_loss") on the labeler's pairs; the judge's measurements (memoised)."""
     key = (loss, *_key(spec, "dpo"), spec["n_prompts"], spec["K"], spec["eval_prompts"])
-    if key not in memo:
+
+    def train() -> dict:
         data = pairs(spec["seed"], spec["n_prompts"], spec["K"])
         sft = tinylm.load_sft()
         policy = copy.deepcopy(sft)
@@ -124,8 +131,11 @@ def preference_outcome(spec: Mapping, parts: Any, memo: dict, loss: str) -> dict
         chosen = data["chosen"]
         with_policy = (tinylm.sequence_logprobs(policy, chosen) * chosen["mask"]).sum(1)
         with_sft = (tinylm.sequence_logprobs(sft, chosen) * chosen["mask"]).sum(1)
-        memo[key] = {"history": history, "final": final, "start": sft_metrics(spec["eval_prompts"], eval_seed),
-                     "chosen_logp_change": (with_policy - with_sft).mean().item()}
+        return {"history": history, "final": final, "start": sft_metrics(spec["eval_prompts"], eval_seed),
+                "chosen_logp_change": (with_policy - with_sft).mean().item()}
+
+    if key not in memo:
+        memo[key] = replay.outcome(key, parts, train, cfg.calibration.replay_rtol, cfg.calibration.replay_atol)
     return memo[key]
 
 
@@ -150,9 +160,10 @@ def _describe(run: dict) -> str:
           settings=(*DPO_KEYS, "min_gold_gain", "max_malformed"), band="run", plotted=("loss", "margin"),
           runs=_dpo_runs("dpo_loss"))
 def measure_dpo_gold(cfg: Any, spec: Mapping, parts: Any, memo: dict):
-    run = preference_outcome(spec, parts, memo, "dpo_loss")
+    run = preference_outcome(cfg, spec, parts, memo, "dpo_loss")
     gain = run["final"]["gold"] - run["start"]["gold"]
-    details = f"SFT -> after DPO: {_describe(run)}; gold gain {gain:.3f} (needs >= {spec['min_gold_gain']})"
+    details = (f"SFT -> after DPO: {_describe(run)}; gold gain {gain:.3f} (needs >= {spec['min_gold_gain']})"
+               + replay.note(run))
     return {"gold_gain": gain, "malformed": run["final"]["malformed"]}, details, {"run": run["history"]}
 
 
@@ -170,10 +181,10 @@ def measure_dpo_gold(cfg: Any, spec: Mapping, parts: Any, memo: dict):
           settings=(*DPO_KEYS, "min_gold_gain", "max_chosen_logp_change", "max_accuracy_change"), shares="dpo_gold",
           band="run", plotted=("chosen_logp_change",), runs=_dpo_runs("dpo_loss"))
 def measure_dpo_displacement(cfg: Any, spec: Mapping, parts: Any, memo: dict):
-    run = preference_outcome(spec, parts, memo, "dpo_loss")
+    run = preference_outcome(cfg, spec, parts, memo, "dpo_loss")
     change = run["final"]["accuracy"] - run["start"]["accuracy"]
     details = (f"chosen answers' log-prob changed by {run['chosen_logp_change']:.2f} nats; SFT -> after DPO: "
-               f"{_describe(run)}")
+               f"{_describe(run)}" + replay.note(run))
     metrics = {"gold_gain": run["final"]["gold"] - run["start"]["gold"],
                "chosen_logp_change": run["chosen_logp_change"], "accuracy_change": change}
     return metrics, details, {"run": run["history"]}
@@ -187,7 +198,8 @@ def measure_dpo_displacement(cfg: Any, spec: Mapping, parts: Any, memo: dict):
           settings=(*DPO_KEYS, "min_gold_gain", "max_kl"), band="run", plotted=("loss", "margin"),
           runs=_dpo_runs("ipo_loss"))
 def measure_ipo_gold(cfg: Any, spec: Mapping, parts: Any, memo: dict):
-    run = preference_outcome(spec, parts, memo, "ipo_loss")
+    run = preference_outcome(cfg, spec, parts, memo, "ipo_loss")
     gain = run["final"]["gold"] - run["start"]["gold"]
-    details = f"SFT -> after IPO: {_describe(run)}; gold gain {gain:.3f} (needs >= {spec['min_gold_gain']})"
+    details = (f"SFT -> after IPO: {_describe(run)}; gold gain {gain:.3f} (needs >= {spec['min_gold_gain']})"
+               + replay.note(run))
     return {"gold_gain": gain, "kl": run["final"]["kl"]}, details, {"run": run["history"]}

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import torch
 
-from autograder import config, diagnosis, registry
+from autograder import config, diagnosis, registry, replay
 from autograder.checks import examples
 from autograder.paths import use_world
 
-from . import e2e_tests, plots  # noqa: F401  (e2e_tests: its @e2e_test registrations)
+from . import e2e_tests, plots, replays  # noqa: F401  (e2e_tests: its @e2e_test registrations)
 from .checks.hidden import chosen
 
 use_world()
@@ -57,7 +57,11 @@ registry.register_lab(registry.Lab(
     confirmation_calls=chosen.confirmation_calls,
     twin=twin,
     twin_scale=lambda function, args: 0.0,
-    data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),),
+    data_files=(  # the checks' examples, then the recorded trainings
+        registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),
+        registry.DataFile(replay.DATA_FILE, replay.is_current, replay.write_reference),
+    ),
     band_metrics=("reward", "loss", "margin"),  # per GRPO iteration (reward), per DPO step (loss, margin)
     chosen_examples=chosen.examples,
+    replays=replays.FACTS,
 ))

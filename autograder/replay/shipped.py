@@ -1,0 +1,120 @@
+"""The shipped file of the reference's recorded runs, grading/data/replays.bin in the lab's folder.
+
+    index frame   {"fingerprint": ..., "runs": [{"key", "outcome", "calls", "bytes", "pace"}, ...]}
+    then per run  its calls, one wire frame each ({"fn", "args", "grad", "kwargs", "cotangent", "flow",
+                  "value", "grads"}: autograder/replay/record.py), lzma-compressed on their own, so that a grade
+                  decompresses only the runs it replays, and decodes a run's calls only as far as it replays
+
+Wire frames (autograder/child/wire.py), never pickle. The fingerprint covers what the runs depend on: torch,
+the given world, the reference, the e2e settings, the e2e tests' code and the engine's (e2e.py), the files
+the lab declares (registry.Replays.depends_on) and FORMAT, the version of what a recording holds (to change
+with it: a slow test records the runs again and compares every call, link and outcome). A stale, missing or
+unreadable file replays nothing: it only costs time (`python -m autograder refresh` rewrites it).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import lzma
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from autograder import config, e2e, registry
+from autograder.child import wire
+from autograder.paths import ASSIGNMENT, ENGINE, LAB_DATA, REFERENCE
+
+DATA_FILE = LAB_DATA / "replays.bin"
+FORMAT = "calls with flow links, paced as a warm lane in hot units, v4"
+_SHIPPED: dict | None = None  # the file, read at first use: repr(run key) -> ShippedRun
+UNREADABLE = (OSError, lzma.LZMAError, wire.WireError, EOFError, KeyError, TypeError, AttributeError)
+
+
+@dataclass(frozen=True)
+class ShippedRun:
+    """One recorded run of the reference: its outcome, its calls and its pace."""
+
+    outcome: dict
+    n_calls: int
+    blob: bytes        # its calls: one wire frame each, lzma-compressed
+    pace: list[float]  # n_calls + 1 gaps, in pace speed units: before each call, after the last
+
+    def calls(self) -> Iterator[dict]:
+        """The recorded calls in order, decoded one at a time (a replay that stops early decodes no more)."""
+        frames = wire.FrameReader.of_bytes(lzma.decompress(self.blob))
+        for _ in range(self.n_calls):
+            yield frames.read()
+
+
+def code_of(path: Path) -> str:
+    """A module's code without its docstrings (docstring edits do not change what it computes)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+    return ast.dump(tree)
+
+
+def fingerprint() -> str:
+    """What the recorded runs depend on (the module docstring), as a sha256."""
+    cfg = config.load()
+    facts = registry.lab().replays
+    h = hashlib.sha256(f"{FORMAT}\0{torch.__version__}\0{cfg.e2e!r}".encode())
+    for name in cfg.world:
+        h.update(name.encode() + b"\0" + (ASSIGNMENT / name).read_bytes())
+    tests = sorted({Path(sys.modules[test.measure.__module__].__file__ or "") for test in e2e.load_all().values()})
+    for path in [REFERENCE, ENGINE / "e2e.py", *tests]:
+        h.update(path.name.encode() + b"\0" + code_of(path).encode())
+    for path in facts.depends_on if facts is not None else ():
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def write(runs: dict, path: Path = DATA_FILE) -> None:
+    """Write recorded runs (repr(key) -> (calls, outcome, pace)): the index frame, then each run's calls."""
+    blobs = [lzma.compress(b"".join(wire.encode(call) for call in calls)) for calls, _, _ in runs.values()]
+    index = [{"key": key, "outcome": result, "calls": len(calls), "bytes": len(blob),
+              "pace": torch.tensor(pace, dtype=torch.float32)}
+             for (key, (calls, result, pace)), blob in zip(runs.items(), blobs)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(wire.encode({"fingerprint": fingerprint(), "runs": index}) + b"".join(blobs))
+
+
+def read(path: Path = DATA_FILE) -> tuple[str, dict[str, ShippedRun]]:
+    """(fingerprint, repr(run key) -> ShippedRun) of a replays file (our own file: plain wire frames)."""
+    frames = wire.FrameReader.of_bytes(path.read_bytes())
+    header = frames.read()
+    runs, rest = {}, bytes(frames.buffer)
+    for run in header["runs"]:
+        pace = run["pace"].tolist()
+        if len(pace) != run["calls"] + 1:
+            raise KeyError("pace")
+        runs[run["key"]] = ShippedRun(run["outcome"], run["calls"], rest[:run["bytes"]], pace)
+        rest = rest[run["bytes"]:]
+    return header["fingerprint"], runs
+
+
+def is_current(path: Path = DATA_FILE) -> bool:
+    """The shipped runs match this world, reference, e2e code and settings (`python -m autograder refresh`)."""
+    try:
+        return read(path)[0] == fingerprint()
+    except UNREADABLE:
+        return False
+
+
+def shipped_runs() -> dict[str, ShippedRun]:
+    """The shipped runs when the file is current ({} when it is absent, unreadable or stale)."""
+    global _SHIPPED
+    if _SHIPPED is None:
+        try:
+            stamp, runs = read()
+            _SHIPPED = runs if stamp == fingerprint() else {}
+        except UNREADABLE:  # a file of an older format
+            _SHIPPED = {}
+    return _SHIPPED
