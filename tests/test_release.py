@@ -61,8 +61,8 @@ def test_student_starter_is_generated_from_the_reference(built):
 def test_student_bundle_holds_no_grader_only_file(built):
     names = student_files(built)
     for forbidden in ("grading/checks/hidden/", "grading/bank/", "autograder/diagnosis.py",
-                      "autograder/e2e.py", "autograder/bundling/", "grading/data/", "grading/replay.py",
-                      "solutions/"):
+                      "autograder/e2e.py", "autograder/bundling/", "grading/data/", "grading/replays.py",
+                      "autograder/replay/", "solutions/"):
         assert not [n for n in names if n.startswith(forbidden)], forbidden
 
 
