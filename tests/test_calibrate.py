@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +72,29 @@ def test_raw_runs_resume_whatever_the_thresholds(tmp_path):
     assert len(cal.load_raw(raw, {"kl_penalty": {**spec, "min_gold_gain": 0.4}})) == 1
     assert cal.load_raw(raw, {"kl_penalty": {**spec, "ppo": {"iterations": 60}}}) == []
     assert cal.task_done(cal.Task(("kl_penalty",), 0), cal.load_raw(raw, {"kl_penalty": spec}))
+
+
+def test_mistake_outcomes_merge_into_the_file_test_by_test():
+    """A calibration of some mistakes or tests keeps what the file knows of the others (nothing lost)."""
+    kept = {"gae.forward_recursion": ["blind_spot", "kl_penalty"], "kl.k1_abs": [], "gae.not_in_the_bank": ["ptx"]}
+    now = {"gae.forward_recursion": {"kl_penalty": 0.5}, "kl.penalty_of_abs_d": {"kl_penalty": 1.0, "ptx": 0.0}}
+    assert calibrate.merged_outcomes(kept, now) == {
+        "gae.forward_recursion": ["blind_spot"],          # kl_penalty run again: failed on half the seeds only
+        "kl.k1_abs": [],                                   # not run now: kept
+        "kl.penalty_of_abs_d": ["kl_penalty"],             # new
+    }
+
+
+@pytest.mark.parametrize("lab", [".", "labs/lab13", "tests/toylab"])
+def test_every_mistake_an_e2e_test_trains_with_is_calibrated(lab):
+    """validate --e2e holds each such mistake to what calibration found (e2e_mistakes.json): a mistake added to
+    the bank without `calibrate --mistakes ID` would go unchecked there, so validate calls it a miss; caught here
+    first, fast."""
+    code = ("import json; from autograder import config; from autograder.commands.validate import uncalibrated, "
+            "E2E_OUTCOMES; cfg = config.load(); "
+            "print(json.dumps(uncalibrated(json.loads(E2E_OUTCOMES.read_text()), cfg.e2e, list(cfg.parts))))")
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
+                         env={**os.environ, "AUTOGRADER_LAB": str(root / lab)}).stdout
+    assert json.loads(out) == [], f"run: python -m autograder --lab {lab} calibrate --seeds 0 --mistakes ... " \
+                                  "--mistake-seeds 1"

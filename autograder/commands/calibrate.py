@@ -83,14 +83,29 @@ def main(args: argparse.Namespace) -> int:
             args.band.write_text(json.dumps({**kept, **band}, separators=(",", ":")) + "\n")
             print(f"\nreference band ({', '.join(band)}) written to {args.band}")
         if outcomes:
-            caught = {e: sorted(t for t, frac in o.items() if frac == 1.0) for e, o in sorted(outcomes.items())}
-            args.outcomes.write_text(json.dumps(caught, indent=1, sort_keys=True) + "\n")
-            print(f"mistakes' e2e outcomes written to {args.outcomes}")
+            kept = json.loads(args.outcomes.read_text()) if args.outcomes.is_file() else {}
+            args.outcomes.parent.mkdir(parents=True, exist_ok=True)
+            args.outcomes.write_text(json.dumps(merged_outcomes(kept, outcomes), indent=1, sort_keys=True) + "\n")
+            print(f"mistakes' e2e outcomes written to {args.outcomes} (the mistakes and tests not run now kept)")
     bad = [r for r in rows if not r.ok]
     for r in bad:
         why = f"{r.failures} reference seed(s) fail" if r.failures else "the margin is thin"
         print(f"FAIL {r.test}.{r.metric}: {why}", file=sys.stderr)
     return FAILURES if bad else 0
+
+
+def merged_outcomes(kept: dict[str, list[str]], outcomes: dict[str, dict[str, float]]) -> dict[str, list[str]]:
+    """The e2e tests each bank mistake fails on every seed: this run's outcomes (mistake -> test -> fraction of
+    seeds failed) over the `kept` file's, test by test, so a calibration of some mistakes or tests loses
+    nothing of the others; mistakes no longer in the bank are dropped."""
+    from autograder import bank
+    mistakes = {e.id for e in bank.load_all() if e.is_mistake}
+    merged = {}
+    for entry in sorted(mistakes & (set(kept) | set(outcomes))):
+        run = outcomes.get(entry, {})
+        failed = set(kept.get(entry, [])) - set(run) | {t for t, frac in run.items() if frac == 1.0}
+        merged[entry] = sorted(failed)
+    return merged
 
 
 def _mistakes(spec: list[str], tests: list[str], e2e: dict) -> list[str]:

@@ -81,6 +81,10 @@ def main(args: argparse.Namespace) -> int:
         print()
         print(format_null_table(parts, nulls))
     problems = [(v.subject.label, p) for v in verdicts for p in v.problems]
+    if e2e_outcomes is not None:
+        problems += [(entry, "never calibrated on the e2e tests, so validate cannot hold it to them (python -m "
+                             f"autograder calibrate --seeds 0 --mistakes {entry} --mistake-seeds 1)")
+                     for entry in uncalibrated(e2e_outcomes, cfg.e2e, parts)]
     undiagnosed = [v.subject.label for v in verdicts if v.caught and not v.named]
     if undiagnosed:
         print(f"\ncaught but not named by the diagnosis ({len(undiagnosed)}): {', '.join(undiagnosed)}")
@@ -147,6 +151,13 @@ def format_table(parts: list[str], verdicts) -> str:
                  " left out: each mistake graded with itself left out of the diagnosis's bank, hints naming "
                  "nothing but an equivalent mistake / hints shown)")
     return "\n".join(lines)
+
+
+def uncalibrated(e2e_outcomes: dict[str, list[str]], e2e: dict, parts: list[str]) -> list[str]:
+    """The bank mistakes of `parts` that an e2e test trains with but the e2e_mistakes file does not list."""
+    from autograder import bank
+    trained = {p for spec in e2e.values() for p in spec["parts"]} & set(parts)
+    return [e.id for e in bank.load_all() if e.is_mistake and e.part in trained and e.id not in e2e_outcomes]
 
 
 def format_null_table(parts: list[str], outcomes) -> str:

@@ -97,7 +97,7 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     """Measure the task's tests (in this process) for the reference, or with one bank mistake."""
     import torch
 
-    from autograder import bank, config
+    from autograder import bank, config, registry
     from autograder import e2e as e2e_mod
     from autograder.paths import use_world
     from autograder.reference import load_reference
@@ -107,12 +107,11 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     cfg = dataclasses.replace(config.load(), e2e=e2e)
     reference = load_reference()
     use_world()
-    import training
     e2e_mod.load_all()
-    parts = training.Parts.from_module(reference)
+    functions = {fn: getattr(reference, fn) for fn in cfg.contract}
     if task.entry is not None:
-        entry = next(e for e in bank.load_all() if e.id == task.entry)
-        parts = parts.replace(**contract_with(entry, reference))
+        functions = contract_with(next(e for e in bank.load_all() if e.id == task.entry), reference)
+    parts = registry.lab().make_parts(functions)
     memo: dict = {}
     runs = []
     for test in task.tests:

@@ -10,7 +10,7 @@ from autograder.bank import Entry
 
 
 def contract_with(entry: Entry, reference: types.ModuleType) -> dict[str, Callable]:
-    """The seven contract functions of "the reference with `entry` in place of its function", as
+    """The contract functions of "the reference with `entry` in place of its function", as
     `bank.submission_source` builds that submission: the reference's other functions call the entry
     through their globals (a function calling a mistaken one calls the mistake)."""
     namespace = {**entry.impl.__globals__, **vars(reference)}
