@@ -18,7 +18,6 @@ for grading.yaml's settings; tests/test_baseline.py checks it is current and (sl
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import json
@@ -27,6 +26,7 @@ from pathlib import Path
 import torch
 
 from autograder import config
+from autograder.fingerprints import code_of
 from autograder.paths import ASSIGNMENT, REFERENCE, use_world
 
 use_world()
@@ -99,17 +99,6 @@ def fingerprint() -> str:
         h.update(name.encode() + b"\0" + (ASSIGNMENT / name).read_bytes())
     h.update(b"reference\0" + (code_of(REFERENCE) if REFERENCE.is_file() else "absent").encode())
     return h.hexdigest()
-
-
-def code_of(path: Path) -> str:
-    """The module's code without its docstrings (docstring edits do not change what it computes)."""
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
 
 
 def is_current(path: Path = DATA_FILE) -> bool:

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from autograder import e2e
 from autograder.commands import calibrate
 from autograder.validity import calibration as cal
+from autograder.validity import mistake_outcomes
 
 
 def run(*argv: str) -> int:
@@ -74,27 +71,21 @@ def test_raw_runs_resume_whatever_the_thresholds(tmp_path):
     assert cal.task_done(cal.Task(("kl_penalty",), 0), cal.load_raw(raw, {"kl_penalty": spec}))
 
 
-def test_mistake_outcomes_merge_into_the_file_test_by_test():
-    """A calibration of some mistakes or tests keeps what the file knows of the others (nothing lost)."""
-    kept = {"gae.forward_recursion": ["blind_spot", "kl_penalty"], "kl.k1_abs": [], "gae.not_in_the_bank": ["ptx"]}
-    now = {"gae.forward_recursion": {"kl_penalty": 0.5}, "kl.penalty_of_abs_d": {"kl_penalty": 1.0, "ptx": 0.0}}
-    assert calibrate.merged_outcomes(kept, now) == {
-        "gae.forward_recursion": ["blind_spot"],          # kl_penalty run again: failed on half the seeds only
-        "kl.k1_abs": [],                                   # not run now: kept
-        "kl.penalty_of_abs_d": ["kl_penalty"],             # new
-    }
-
-
-@pytest.mark.parametrize("lab", [".", "labs/lab13", "tests/toylab"])
-def test_every_mistake_an_e2e_test_trains_with_is_calibrated(lab):
-    """validate --e2e holds each such mistake to what calibration found (e2e_mistakes.json): a mistake added to
-    the bank without `calibrate --mistakes ID` would go unchecked there, so validate calls it a miss; caught here
-    first, fast."""
-    code = ("import json; from autograder import config; from autograder.commands.validate import uncalibrated, "
-            "E2E_OUTCOMES; cfg = config.load(); "
-            "print(json.dumps(uncalibrated(json.loads(E2E_OUTCOMES.read_text()), cfg.e2e, list(cfg.parts))))")
-    root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
-                         env={**os.environ, "AUTOGRADER_LAB": str(root / lab)}).stdout
-    assert json.loads(out) == [], f"run: python -m autograder --lab {lab} calibrate --seeds 0 --mistakes ... " \
-                                  "--mistake-seeds 1"
+def test_mistake_outcomes_are_merged_test_by_test_and_go_stale_with_the_code(tmp_path, monkeypatch):
+    """A calibration of some mistakes or tests keeps what the file knows of the others (nothing lost); an entry
+    counts only while the e2e code (the fingerprint) and the mistake's own code (its source) are today's."""
+    monkeypatch.setattr(mistake_outcomes, "DATA_FILE", tmp_path / "e2e_mistakes.json")
+    monkeypatch.setattr(mistake_outcomes, "fingerprint", lambda: "today")
+    entry = "gae.forward_recursion"  # gae: kl_penalty, blind_spot and ptx train with it
+    mistake_outcomes.merge({entry: {"kl_penalty": 1.0, "blind_spot": 0.5}}, seeds=3)
+    assert entry not in mistake_outcomes.current() and entry in mistake_outcomes.stale()  # ptx never ran
+    mistake_outcomes.merge({entry: {"ptx": 1.0}}, seeds=3)
+    assert mistake_outcomes.current()[entry] == ["kl_penalty", "ptx"]  # blind_spot failed on 1 seed of 2 only
+    mistake_outcomes.merge({"kl.k1_abs": {"kl_penalty": 0.0, "blind_spot": 0.0, "ptx": 0.0}}, seeds=3)
+    assert mistake_outcomes.current() == {entry: ["kl_penalty", "ptx"], "kl.k1_abs": []}
+    mistake_outcomes.merge({entry: {"ptx": 0.0, "kl_penalty": 1.0, "blind_spot": 1.0}}, seeds=1)  # another standard
+    assert mistake_outcomes.current()[entry] == ["blind_spot", "kl_penalty"]
+    monkeypatch.setattr(mistake_outcomes, "source_of", lambda e: "edited" if e.id == entry else "x")
+    assert entry in mistake_outcomes.stale()
+    monkeypatch.setattr(mistake_outcomes, "fingerprint", lambda: "the e2e code changed")
+    assert mistake_outcomes.current() == {} and len(mistake_outcomes.stale()) == len(mistake_outcomes.tracked())

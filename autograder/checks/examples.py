@@ -28,7 +28,6 @@ refresh` rewrites the file; the tests check that it is current and equals a fres
 
 from __future__ import annotations
 
-import ast
 import base64
 import copy
 import hashlib
@@ -43,6 +42,7 @@ from hypothesis import strategies as st
 from autograder import paths
 from autograder.checks import Context, tools
 from autograder.checks.strategies import Ragged
+from autograder.fingerprints import code_of
 
 # the code the draws and the chosen examples depend on: the lab's checks, and this package's
 CODE_DIRS = {"lab": paths.GRADING / "checks", "engine": Path(__file__).resolve().parent}
@@ -139,17 +139,6 @@ def fingerprint() -> str:
         for path in sorted(folder.rglob("*.py")):
             h.update(f"{name}/{path.relative_to(folder)}".encode() + b"\0" + code_of(path).encode())
     return h.hexdigest()
-
-
-def code_of(path: Path) -> str:
-    """The module's code without its docstrings (docstring edits do not change what it computes)."""
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
-                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
-                and isinstance(node.body[0].value.value, str):
-            node.body = node.body[1:] or [ast.Pass()]
-    return ast.dump(tree)
 
 
 def is_current(path: Path = DATA_FILE) -> bool:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail
 from autograder.paths import LAB_DATA
+from autograder.validity import mistake_outcomes
+from autograder.validity.mistake_outcomes import SEEDS
 
 HELP = "run the end-to-end tests for the reference over many seeds; print distributions and margins"
 EXAMPLES = """examples:
@@ -35,15 +37,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mistakes", type=comma_list, default=[],
                         help="also run bank mistakes: 'all' (every mistake of a part an e2e test trains "
                              "with) or comma-separated ids such as gae.forward_recursion")
-    parser.add_argument("--mistake-seeds", type=int, default=3, help="seeds per mistake and test")
+    parser.add_argument("--mistake-seeds", type=int, default=SEEDS,
+                        help="seeds per mistake and test (a mistake is held to failing a test that fails on all)")
     parser.add_argument("--band", type=Path, default=DATA / "reference_band.json",
                         help="where to write the reference band for the report's plots")
-    parser.add_argument("--outcomes", type=Path, default=DATA / "e2e_mistakes.json",
-                        help="where to write which mistakes fail which e2e tests (with --mistakes)")
     parser.add_argument("--raw", type=Path, default=None,
                         help="append every run's metrics to this JSON-lines file as it finishes; runs already "
                              "in it (same settings) are not run again, so an interrupted calibration resumes")
-    parser.add_argument("--no-write", action="store_true", help="write neither the band nor the outcomes")
+    parser.add_argument("--no-write", action="store_true",
+                        help="write neither the band nor the mistakes' e2e outcomes (e2e_mistakes.json)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -82,30 +84,17 @@ def main(args: argparse.Namespace) -> int:
             args.band.parent.mkdir(parents=True, exist_ok=True)  # the tests not calibrated now keep their band
             args.band.write_text(json.dumps({**kept, **band}, separators=(",", ":")) + "\n")
             print(f"\nreference band ({', '.join(band)}) written to {args.band}")
-        if outcomes:
-            kept = json.loads(args.outcomes.read_text()) if args.outcomes.is_file() else {}
-            args.outcomes.parent.mkdir(parents=True, exist_ok=True)
-            args.outcomes.write_text(json.dumps(merged_outcomes(kept, outcomes), indent=1, sort_keys=True) + "\n")
-            print(f"mistakes' e2e outcomes written to {args.outcomes} (the mistakes and tests not run now kept)")
+        if outcomes and args.set:
+            print(f"mistakes' e2e outcomes not written to {mistake_outcomes.DATA_FILE}: --set changed the settings")
+        elif outcomes:
+            mistake_outcomes.merge(outcomes, args.mistake_seeds)
+            print(f"mistakes' e2e outcomes merged into {mistake_outcomes.DATA_FILE} (the mistakes and tests not run "
+                  "now kept)")
     bad = [r for r in rows if not r.ok]
     for r in bad:
         why = f"{r.failures} reference seed(s) fail" if r.failures else "the margin is thin"
         print(f"FAIL {r.test}.{r.metric}: {why}", file=sys.stderr)
     return FAILURES if bad else 0
-
-
-def merged_outcomes(kept: dict[str, list[str]], outcomes: dict[str, dict[str, float]]) -> dict[str, list[str]]:
-    """The e2e tests each bank mistake fails on every seed: this run's outcomes (mistake -> test -> fraction of
-    seeds failed) over the `kept` file's, test by test, so a calibration of some mistakes or tests loses
-    nothing of the others; mistakes no longer in the bank are dropped."""
-    from autograder import bank
-    mistakes = {e.id for e in bank.load_all() if e.is_mistake}
-    merged = {}
-    for entry in sorted(mistakes & (set(kept) | set(outcomes))):
-        run = outcomes.get(entry, {})
-        failed = set(kept.get(entry, [])) - set(run) | {t for t, frac in run.items() if frac == 1.0}
-        merged[entry] = sorted(failed)
-    return merged
 
 
 def _mistakes(spec: list[str], tests: list[str], e2e: dict) -> list[str]:

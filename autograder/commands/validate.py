@@ -4,12 +4,10 @@ bank, measure hint precision/recall and domain coverage; exit 1 on any miss."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list
-from autograder.paths import LAB_DATA
 
 HELP = ("check the grader against the mistake bank: null submissions 0, every mistake caught in its own part, "
         "variants at full marks, every hint right, the valid domain reached")
@@ -24,7 +22,6 @@ lost points, the starter or a null submission scored, a hint named the wrong mis
 graded mistake left out of the bank), or a function's differential check missed a region of its valid
 domain or a possible pair of its factors' levels."""
 INTERRUPTED = "validate stopped; its grading processes were stopped"
-E2E_OUTCOMES = LAB_DATA / "e2e_mistakes.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +52,9 @@ def main(args: argparse.Namespace) -> int:
     parts = check_names("--parts", args.parts, check_parts) or check_parts
     e2e_outcomes = None
     if args.e2e:
-        e2e_outcomes = json.loads(E2E_OUTCOMES.read_text()) if E2E_OUTCOMES.is_file() else {}
+        from autograder.validity import mistake_outcomes
+        e2e_outcomes = mistake_outcomes.current()
+        uncalibrated = [m for m in mistake_outcomes.stale() if m.split(".")[0] in parts]
     subjects = val.subjects_for(parts, check_parts, args.elsewhere_examples, e2e_outcomes, nulls=not args.no_nulls)
     if args.entries:
         keep = set(args.entries)
@@ -81,10 +80,10 @@ def main(args: argparse.Namespace) -> int:
         print()
         print(format_null_table(parts, nulls))
     problems = [(v.subject.label, p) for v in verdicts for p in v.problems]
-    if e2e_outcomes is not None:
-        problems += [(entry, "never calibrated on the e2e tests, so validate cannot hold it to them (python -m "
-                             f"autograder calibrate --seeds 0 --mistakes {entry} --mistake-seeds 1)")
-                     for entry in uncalibrated(e2e_outcomes, cfg.e2e, parts)]
+    if args.e2e:
+        problems += [(entry, "its e2e outcomes are not calibrated for this code (e2e_mistakes.json is missing or "
+                             "stale for it), so validate cannot hold it to them: python -m autograder refresh")
+                     for entry in uncalibrated]
     undiagnosed = [v.subject.label for v in verdicts if v.caught and not v.named]
     if undiagnosed:
         print(f"\ncaught but not named by the diagnosis ({len(undiagnosed)}): {', '.join(undiagnosed)}")
@@ -151,13 +150,6 @@ def format_table(parts: list[str], verdicts) -> str:
                  " left out: each mistake graded with itself left out of the diagnosis's bank, hints naming "
                  "nothing but an equivalent mistake / hints shown)")
     return "\n".join(lines)
-
-
-def uncalibrated(e2e_outcomes: dict[str, list[str]], e2e: dict, parts: list[str]) -> list[str]:
-    """The bank mistakes of `parts` that an e2e test trains with but the e2e_mistakes file does not list."""
-    from autograder import bank
-    trained = {p for spec in e2e.values() for p in spec["parts"]} & set(parts)
-    return [e.id for e in bank.load_all() if e.is_mistake and e.part in trained and e.id not in e2e_outcomes]
 
 
 def format_null_table(parts: list[str], outcomes) -> str:

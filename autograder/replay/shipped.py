@@ -14,19 +14,16 @@ unreadable file replays nothing: it only costs time (`python -m autograder refre
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import lzma
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from autograder import config, e2e, registry
+from autograder import fingerprints
 from autograder.child import wire
-from autograder.paths import ASSIGNMENT, ENGINE, LAB_DATA, REFERENCE
+from autograder.paths import LAB_DATA
 
 DATA_FILE = LAB_DATA / "replays.bin"
 FORMAT = "calls with flow links, paced as a warm lane in hot units, v4"
@@ -50,30 +47,9 @@ class ShippedRun:
             yield frames.read()
 
 
-def code_of(path: Path) -> str:
-    """A module's code without its docstrings (docstring edits do not change what it computes)."""
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
-    return ast.dump(tree)
-
-
 def fingerprint() -> str:
     """What the recorded runs depend on (the module docstring), as a sha256."""
-    cfg = config.load()
-    facts = registry.lab().replays
-    h = hashlib.sha256(f"{FORMAT}\0{torch.__version__}\0{cfg.e2e!r}".encode())
-    for name in cfg.world:
-        h.update(name.encode() + b"\0" + (ASSIGNMENT / name).read_bytes())
-    tests = sorted({Path(sys.modules[test.measure.__module__].__file__ or "") for test in e2e.load_all().values()})
-    for path in [REFERENCE, ENGINE / "e2e.py", *tests]:
-        h.update(path.name.encode() + b"\0" + code_of(path).encode())
-    for path in facts.depends_on if facts is not None else ():
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
+    return fingerprints.e2e_runs(FORMAT).hexdigest()
 
 
 def write(runs: dict, path: Path = DATA_FILE) -> None:

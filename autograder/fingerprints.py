@@ -1,0 +1,47 @@
+"""Fingerprints of what a lab's shipped data files are computed from, so that a stale file is found (`refresh
+--check`) rather than silently trusted.
+
+    code_of(path)              a module's code, docstrings aside (editing them computes nothing differently)
+    e2e_runs("salt")           sha256 over what an e2e run's outcome depends on, begun with a salt
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from autograder import config, e2e, registry
+from autograder.paths import ASSIGNMENT, ENGINE, REFERENCE
+
+
+def code_of(path: Path) -> str:
+    """The module's code without its docstrings (docstring edits do not change what it computes)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+    return ast.dump(tree)
+
+
+def e2e_runs(salt: str) -> Any:
+    """A sha256 (hashlib object) over what the outcome of a lab's e2e run depends on besides the functions it
+    trains with: `salt`, torch, grading.yaml's e2e settings, the world files, the reference, the engine's e2e.py,
+    the lab's e2e tests' code and the files its replays declare (registry.Replays.depends_on)."""
+    cfg = config.load()
+    facts = registry.lab().replays
+    h = hashlib.sha256(f"{salt}\0{torch.__version__}\0{cfg.e2e!r}".encode())
+    for name in cfg.world:
+        h.update(name.encode() + b"\0" + (ASSIGNMENT / name).read_bytes())
+    tests = sorted({Path(sys.modules[test.measure.__module__].__file__ or "") for test in e2e.load_all().values()})
+    for path in [REFERENCE, ENGINE / "e2e.py", *tests]:
+        h.update(path.name.encode() + b"\0" + code_of(path).encode())
+    for path in facts.depends_on if facts is not None else ():
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h
