@@ -9,7 +9,7 @@ import time
 import pytest
 import torch
 
-from autograder import bank, config, e2e
+from autograder import bank, config, e2e, fingerprints
 from autograder.grade import grade
 from autograder.paths import REFERENCE, ROOT
 from autograder.remote import RemoteSubmission
@@ -83,8 +83,16 @@ def test_a_reference_grade_reuses_the_shipped_runs():
         assert "the reference's recorded run" in details[name], details[name]
 
 
+def recorded_here() -> bool:
+    """The shipped runs were recorded on a machine that rounds as this one does (fingerprints.numerics)."""
+    return shipped.recorded_numerics() == fingerprints.numerics()
+
+
 @slow
 def test_recording_the_reference_again_gives_the_shipped_runs_bit_for_bit():
+    if not recorded_here():
+        pytest.skip("replays.bin was recorded on a machine that rounds differently (fingerprints.numerics): a "
+                    "training here differs in the last bits; delete it and run `python -m autograder refresh`")
     _, expected = shipped.read()
     fresh = record.record_reference()
     assert set(fresh) == set(expected)
@@ -127,15 +135,21 @@ def feed() -> flow.Feed:
 
 def test_the_recorded_calls_show_the_flow_the_replay_feeds():
     """The links found while recording are Lab 12's flow, each call's own (advantages and returns: the rows its
-    minibatch holds); fed the reference's own answers they rebuild each call's arguments bit for bit, and a changed
-    answer is passed on."""
+    minibatch holds); fed the reference's own answers they rebuild each call's arguments bit for bit (on a machine
+    that rounds otherwise than the recording's, a transform that reduces, the whitening, within rounding), and a
+    changed answer is passed on."""
+    bitwise = recorded_here()
+
+    def same(a, b) -> bool:
+        if not isinstance(a, torch.Tensor):
+            return a == b
+        return torch.equal(a, b) or (not bitwise and torch.allclose(a, b, rtol=1e-6, atol=1e-7))
     for key, run in shipped.shipped_runs().items():
         fed, fed_calls = feed(), 0
         recorded = list(run.calls())
         for call in recorded:
             args, cotangent = fed.arguments(call)
-            assert cotangent is None and all(torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
-                                             for a, b in zip(args, call["args"]))
+            assert cotangent is None and all(same(a, b) for a, b in zip(args, call["args"]))
             assert {(call["fn"], link["to"]): (recorded[link["call"]]["fn"], link["piece"], link["via"])
                     for link in call["flow"]} == {k: v for k, v in LAB12_FLOW.items() if k[0] == call["fn"]}
             fed_calls += bool(call["flow"])

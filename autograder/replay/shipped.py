@@ -1,6 +1,6 @@
 """The shipped file of the reference's recorded runs, grading/data/replays.bin in the lab's folder.
 
-    index frame   {"fingerprint": ..., "runs": [{"key", "outcome", "calls", "bytes", "pace"}, ...]}
+    index frame   {"fingerprint": ..., "numerics": ..., "runs": [{"key", "outcome", "calls", "bytes", "pace"}, ...]}
     then per run  its calls, one wire frame each ({"fn", "args", "grad", "kwargs", "cotangent", "flow",
                   "value", "grads"}: autograder/replay/record.py), lzma-compressed on their own, so that a grade
                   decompresses only the runs it replays, and decodes a run's calls only as far as it replays
@@ -26,7 +26,7 @@ from autograder.child import wire
 from autograder.paths import LAB_DATA
 
 DATA_FILE = LAB_DATA / "replays.bin"
-FORMAT = "calls with flow links, paced as a warm lane in hot units, v4"
+FORMAT = "calls with flow links, paced as a warm lane in hot units, the recording machine's numerics, v5"
 _SHIPPED: dict | None = None  # the file, read at first use: repr(run key) -> ShippedRun
 UNREADABLE = (OSError, lzma.LZMAError, wire.WireError, EOFError, KeyError, TypeError, AttributeError)
 
@@ -59,7 +59,8 @@ def write(runs: dict, path: Path = DATA_FILE) -> None:
               "pace": torch.tensor(pace, dtype=torch.float32)}
              for (key, (calls, result, pace)), blob in zip(runs.items(), blobs)]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(wire.encode({"fingerprint": fingerprint(), "runs": index}) + b"".join(blobs))
+    header = {"fingerprint": fingerprint(), "numerics": fingerprints.numerics(), "runs": index}
+    path.write_bytes(wire.encode(header) + b"".join(blobs))
 
 
 def read(path: Path = DATA_FILE) -> tuple[str, dict[str, ShippedRun]]:
@@ -74,6 +75,12 @@ def read(path: Path = DATA_FILE) -> tuple[str, dict[str, ShippedRun]]:
         runs[run["key"]] = ShippedRun(run["outcome"], run["calls"], rest[:run["bytes"]], pace)
         rest = rest[run["bytes"]:]
     return header["fingerprint"], runs
+
+
+def recorded_numerics(path: Path = DATA_FILE) -> str:
+    """fingerprints.numerics() of the machine that recorded the file: where this machine's differs, a training
+    here rounds differently from the recording (a replay still compares answers within the tolerances)."""
+    return wire.FrameReader.of_bytes(path.read_bytes()).read()["numerics"]
 
 
 def is_current(path: Path = DATA_FILE) -> bool:
