@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from autograder import config
-from autograder.fingerprints import code_of
+from autograder.fingerprints import code_of, numerics
 from autograder.paths import ASSIGNMENT, REFERENCE, use_world
 
 use_world()
@@ -167,7 +167,7 @@ def shipped_calls(e2e: dict) -> list[tuple[str, list]]:
 
 def compute(calls: list[tuple[str, list]]) -> dict:
     """The file's content for these calls, computed from scratch (the shipped file is not read)."""
-    out: dict = {"fingerprint": fingerprint()}
+    out: dict = {"fingerprint": fingerprint(), "numerics": numerics()}  # numerics: the machine's rounding
     for kind, args in calls:
         if kind == "rankings":
             value = _encode_rankings(computed_rankings(*args))

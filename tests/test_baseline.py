@@ -39,28 +39,37 @@ def test_docstrings_do_not_change_the_fingerprint(tmp_path):
     assert baseline.code_of(a) != baseline.code_of(b)
 
 
-def same(x, y) -> bool:
-    """Equal bit for bit: same types, tensors of the same dtype and values, floats identical."""
+def same(x, y, rtol: float = 0.0) -> bool:
+    """Equal bit for bit (rtol 0): same types, tensors of the same dtype and values, floats identical; with rtol,
+    floats within it (a machine that rounds otherwise than the one that computed the file)."""
     if isinstance(x, torch.Tensor):
-        return isinstance(y, torch.Tensor) and x.dtype == y.dtype and x.shape == y.shape and torch.equal(x, y)
+        return isinstance(y, torch.Tensor) and x.dtype == y.dtype and x.shape == y.shape \
+            and (torch.equal(x, y) or bool(rtol) and torch.allclose(x, y, rtol=rtol, atol=0.0))
     if isinstance(x, dict):
-        return isinstance(y, dict) and list(x) == list(y) and all(same(x[k], y[k]) for k in x)
+        return isinstance(y, dict) and list(x) == list(y) and all(same(x[k], y[k], rtol) for k in x)
     if isinstance(x, (list, tuple)):
-        return type(x) is type(y) and len(x) == len(y) and all(same(a, b) for a, b in zip(x, y))
+        return type(x) is type(y) and len(x) == len(y) and all(same(a, b, rtol) for a, b in zip(x, y))
+    if isinstance(x, float) and rtol:
+        return isinstance(y, float) and abs(x - y) <= rtol * abs(y)
     return type(x) is type(y) and x == y
 
 
 @pytest.mark.slow
 def test_shipped_values_equal_the_computation_bit_for_bit():
+    """Bit for bit on a machine that rounds as the one that computed the file (fingerprints.numerics); elsewhere
+    within 1e-6 (another CPU's reductions differ in the last bits), the sampled rankings exactly."""
     torch.set_num_threads(1)
     calls = baseline.shipped_calls(config.load().e2e)
-    assert baseline.compute(calls) == shipped(), "recomputed baseline differs: run `python -m autograder refresh`"
+    computed, data = baseline.compute(calls), shipped()
+    rtol = 0.0 if data["numerics"] == computed["numerics"] else 1e-6
+    assert same({**computed, "numerics": ""}, {**data, "numerics": ""}, rtol), \
+        "recomputed baseline differs: run `python -m autograder refresh`"
     for kind, args in calls:
         if kind == "rankings":
             assert same(baseline.rankings(*args), baseline.computed_rankings(*args))
         elif kind == "reference_rm":
-            assert same(baseline.reference_rm(*args).state_dict(), baseline.computed_rm(*args).state_dict())
+            assert same(baseline.reference_rm(*args).state_dict(), baseline.computed_rm(*args).state_dict(), rtol)
         else:
             rm_key, n, seed = args
             assert same(baseline.sft_evaluation(tuple(rm_key), n, seed),
-                        baseline.computed_sft_evaluation(tuple(rm_key), n, seed))
+                        baseline.computed_sft_evaluation(tuple(rm_key), n, seed), rtol)
