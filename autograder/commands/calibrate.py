@@ -11,7 +11,6 @@ from pathlib import Path
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail
 from autograder.paths import LAB_DATA
 from autograder.validity import mistake_outcomes
-from autograder.validity.mistake_outcomes import SEEDS
 
 HELP = "run the end-to-end tests for the reference over many seeds; print distributions and margins"
 EXAMPLES = """examples:
@@ -37,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mistakes", type=comma_list, default=[],
                         help="also run bank mistakes: 'all' (every mistake of a part an e2e test trains "
                              "with) or comma-separated ids such as gae.forward_recursion")
-    parser.add_argument("--mistake-seeds", type=int, default=SEEDS,
+    parser.add_argument("--mistake-seeds", type=int, default=mistake_outcomes.SEEDS,
                         help="seeds per mistake and test (a mistake is held to failing a test that fails on all)")
     parser.add_argument("--band", type=Path, default=DATA / "reference_band.json",
                         help="where to write the reference band for the report's plots")
