@@ -13,7 +13,7 @@ import types
 import pytest
 import torch
 
-from autograder import bank, checks, config
+from autograder import bank, checks, config, fingerprints
 from autograder.checks import CheckFailed, examples
 from autograder.checks.strategies import Ragged
 from autograder.reference import load_reference
@@ -27,19 +27,27 @@ HIDDEN = [c for c in checks.load_all().values() if c.run.__module__.startswith("
 ENTRIES = bank.load_all()
 
 
-def same(a, b) -> bool:
-    """Bit for bit: types, tensor dtypes, shapes and bytes, float signs."""
+def same(a, b, ulps: int = 0) -> bool:
+    """Bit for bit: types, tensor dtypes, shapes and bytes, float signs; with `ulps`, floating-point tensors may
+    differ by that many units in the last place (the rounding of another CPU)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, torch.Tensor):
-        return a.dtype == b.dtype and a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes()
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        if not ulps or a.dtype not in INTS:
+            return a.numpy().tobytes() == b.numpy().tobytes()
+        return bool(((a.view(INTS[a.dtype]) - b.view(INTS[b.dtype])).abs() <= ulps).all())
     if isinstance(a, Ragged):
-        return same(a.tensors, b.tensors) and same(a.mask, b.mask)
+        return same(a.tensors, b.tensors, ulps) and same(a.mask, b.mask, ulps)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y, ulps) for x, y in zip(a, b))
     if isinstance(a, float):
         return a.hex() == b.hex()
     return a == b
+
+
+INTS = {torch.float32: torch.int32, torch.float64: torch.int64}
 
 
 def finding(check: checks.Check, functions: dict, live: bool, monkeypatch) -> tuple:
@@ -69,7 +77,10 @@ def test_the_shipped_file_is_current_and_covers_every_property_check():
 
 
 def test_the_shipped_examples_are_what_hypothesis_draws():
+    """Bit for bit on a machine that rounds as the one that drew the file (fingerprints.numerics: a strategy may
+    compute with torch, e.g. a log_softmax); elsewhere within 4 units in the last place."""
     shipped = examples.read(examples.DATA_FILE)
+    ulps = 0 if examples.recorded_numerics() == fingerprints.numerics() else 4
     ctx = local_context(load_reference(), load_reference())
     drawn: dict = {}
     saved, examples.SHIPPED = examples.SHIPPED, {}
@@ -87,7 +98,7 @@ def test_the_shipped_examples_are_what_hypothesis_draws():
             assert all(same(a, b) for a, b in zip(shipped[key], chosen.examples(key.split()[1]), strict=True)), key
             continue
         assert len(drawn[key]) == len(shipped[key]) <= ctx.hypothesis["max_examples"], key
-        assert all(same(a, b) for a, b in zip(drawn[key], shipped[key])), f"{key[:80]}: the draws differ"
+        assert all(same(a, b, ulps) for a, b in zip(drawn[key], shipped[key])), f"{key[:80]}: the draws differ"
         encoded = [json.dumps(examples.encode(e)) for e in shipped[key]]
         assert len(set(encoded)) == len(encoded), f"{key[:80]}: an example is shipped twice"
 

@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 from autograder import paths
 from autograder.checks import Context, tools
 from autograder.checks.strategies import Ragged
-from autograder.fingerprints import code_of
+from autograder.fingerprints import code_of, numerics
 
 # the code the draws and the chosen examples depend on: the lab's checks, and this package's
 CODE_DIRS = {"lab": paths.GRADING / "checks", "engine": Path(__file__).resolve().parent}
@@ -164,6 +164,15 @@ def read(path: Path) -> dict[str, list]:
     return {key: [decode(e) for e in listed] for key, listed in data["examples"].items()}
 
 
+def recorded_numerics(path: Path = DATA_FILE) -> str:
+    """fingerprints.numerics() of the machine that drew the file ("" when unknown): a strategy that computes with
+    torch (a log_softmax) draws the same examples bit for bit only on a machine that rounds as that one did."""
+    try:
+        return str(json.loads(path.read_text()).get("numerics", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
 def encode(value: Any) -> Any:
     """An example as JSON data: tensors as dtype, shape and base64 bytes; tuples and Ragged tagged."""
     if isinstance(value, torch.Tensor):
@@ -210,6 +219,7 @@ def write(path: Path = DATA_FILE) -> dict:
                 check.run(local_context(reference, reference))
     finally:
         SHIPPED = None
-    data = {"fingerprint": fingerprint(), "examples": {k: [encode(e) for e in v] for k, v in sorted(DRAWN.items())}}
+    data = {"fingerprint": fingerprint(), "numerics": numerics(),  # the draws may round through torch's ops
+            "examples": {k: [encode(e) for e in v] for k, v in sorted(DRAWN.items())}}
     path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     return data
