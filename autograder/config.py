@@ -26,6 +26,11 @@ from autograder.lab_folder import GRADING_YAML
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's, least visible first
 
 
+def least_visible(*visibilities: str) -> str:
+    """The latest release of `visibilities` (one of VISIBILITIES each): what waits for all of them."""
+    return min(visibilities, key=VISIBILITIES.index)
+
+
 class ConfigError(Exception):
     """grading.yaml is missing a key, has an unknown one or a wrong value; the message names file and line."""
 
@@ -303,8 +308,8 @@ def _resolve_visibility(cfg: Config, reader: "_Reader") -> Config:
         outcome = reader.visibility(spec.visibility or cfg.default_visibility, f"{key}.visibility")
         inputs = reader.visibility(spec.inputs_visibility or cfg.default_inputs_visibility,
                                    f"{key}.inputs_visibility")
-        inputs = min(inputs, outcome, key=VISIBILITIES.index)
-        private = min(inputs, cfg.default_inputs_visibility, key=VISIBILITIES.index)
+        inputs = least_visible(inputs, outcome)
+        private = least_visible(inputs, cfg.default_inputs_visibility)
         if spec.points < 0:
             raise reader.error(f"{key}.points", "must be a non-negative number")
         tests[tid] = dataclasses.replace(spec, visibility=outcome, inputs_visibility=inputs,

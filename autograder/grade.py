@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Literal
@@ -230,13 +231,15 @@ def run_lane(found: Submission, test_ids: list[str], budget: budget_mod.Budget, 
         sub.memo = runs
     results = []
     try:
+        shown = _shown_first(test_ids, cfg, sub, budget) if mode == "full" else {}
         for test_id in test_ids:
             t0 = time.monotonic()
             if budget.over():
                 finding = Finding(message=f"not run: {budget.reason()}", kind="time")
             else:
-                sub.begin_test()
-                finding = run_test(test_id, cfg, sub, reference)
+                spec = cfg.tests[test_id]  # the self-check sends only the inputs it shows
+                sub.begin_test(spec.inputs_visibility if mode == "self_check" else _withheld(spec))
+                finding = run_test(test_id, cfg, sub, reference, shown.get(test_id))
             result = scored(cfg.tests[test_id], _title(test_id), _tags(test_id, cfg), finding)
             result.seconds = time.monotonic() - t0
             results.append(result)
@@ -258,14 +261,67 @@ def _send_new_runs(memo: dict, sent: set) -> None:
         sent.update(new)
 
 
-def run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, reference: ModuleType | None) -> Finding:
-    """What one test finds; a grader bug costs this test, never the grade."""
+def _withheld(spec: config_mod.TestSpec) -> str:
+    """The release of the inputs a test sends (its inputs, and others drawn afresh): what its child then holds."""
+    return config_mod.least_visible(spec.inputs_visibility, spec.private_inputs_visibility)
+
+
+@dataclass
+class Shown:
+    """What a public check found on its shown inputs, run before anything withheld reached the child."""
+
+    made: list                           # the calls it made (their fresh twins run later)
+    failure: Exception | None = None     # CheckFailed or SubmissionError: it failed there
+    heard: str = "visible"               # RemoteSubmission.heard while it ran
+
+
+def _shown_first(test_ids: list[str], cfg: config_mod.Config, sub: RemoteSubmission,
+                 budget: budget_mod.Budget) -> dict[str, Shown]:
+    """Run the public checks of `test_ids` on their shown inputs first, while the child has received no withheld
+    input, so what it says there is the student's to see at once (a child may keep a hidden input and say it in a
+    later answer: remote.py's taint would hold such text back). Their fresh twins, and any diagnosis (its
+    confirmation inputs are withheld), run later in the test's own turn."""
+    found: dict[str, Shown] = {}
+    registry = checks.load_all()
+    for test_id in test_ids:
+        check = registry.get(test_id)
+        if check is None or not hasattr(check.run, "shown") or budget.over():
+            continue
+        sub.begin_test(cfg.tests[test_id].inputs_visibility)
+        ctx = Context(sub=sub, ref=None, hypothesis=cfg.hypothesis)
+        try:
+            found[test_id] = Shown(check.run.shown(ctx))
+        except SandboxError:
+            raise
+        except (CheckFailed, SubmissionError) as failure:
+            found[test_id] = Shown([], failure)
+        except Exception:  # noqa: BLE001 - a grader bug: the test's own turn runs it whole and reports it
+            traceback.print_exc(file=sys.stderr)
+            continue
+        found[test_id].heard = sub.heard
+    return found
+
+
+def run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, reference: ModuleType | None,
+             shown: Shown | None = None) -> Finding:
+    """What one test finds (`shown`: what its public check found on its shown inputs, run first); a grader bug
+    costs this test, never the grade. The finding carries what the child had received (Finding.child_saw)."""
+    finding = _run_test(test_id, cfg, sub, reference, shown)
+    if shown is not None and shown.failure is not None:  # its text was said on the shown inputs; the diagnosis
+        finding.child_saw = shown.heard                  # since (withheld inputs) adds a hint of the grader's only
+    else:
+        finding.child_saw = config_mod.least_visible(sub.heard, shown.heard if shown is not None else "visible")
+    return finding
+
+
+def _run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, reference: ModuleType | None,
+              shown: Shown | None) -> Finding:
     try:
         if test_id.startswith("e2e."):
             from autograder import e2e
             assert reference is not None, "e2e tests run only in a full grade"
             return e2e.run(test_id[4:], cfg, sub, reference)
-        return run_check(checks.load_all()[test_id], cfg, sub, reference)
+        return run_check(checks.load_all()[test_id], cfg, sub, reference, shown)
     except SandboxError:
         raise  # the machine cannot sandbox: the whole grade fails as the grader's, not the submission's
     except Exception as exc:  # noqa: BLE001 - reported to staff on stderr, to students as one sentence
@@ -288,9 +344,16 @@ def _tags(test_id: str, cfg: config_mod.Config) -> list[str]:
 
 
 def run_check(check: checks.Check, cfg: config_mod.Config, sub: RemoteSubmission,
-              reference: ModuleType | None) -> Finding:
+              reference: ModuleType | None, shown: Shown | None = None) -> Finding:
+    """What `check` finds; with `shown` (its shown inputs already run), only the fresh twins of its calls run."""
+    ctx = Context(sub=sub, ref=reference, hypothesis=cfg.hypothesis)
     try:
-        check.run(Context(sub=sub, ref=reference, hypothesis=cfg.hypothesis))
+        if shown is None:
+            check.run(ctx)
+        elif shown.failure is not None:
+            raise shown.failure
+        elif reference is not None:
+            check.run.fresh_twins(ctx, shown.made)  # type: ignore[attr-defined]
     except CheckFailed as failure:
         return Finding(message=failure.message, inputs=failure.inputs, expected=failure.expected, got=failure.got,
                        compared=failure.compared, submission_text=failure.submission_text,

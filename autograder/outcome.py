@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.config import VISIBILITIES
+from autograder.config import VISIBILITIES, least_visible
 from autograder.textsafe import clean
 
 MAX_TEXT = 4000  # characters of any one field shown to a student
@@ -43,6 +43,8 @@ class Finding:
     plots: list[tuple[str, bytes]] = field(default_factory=list)  # (title, PNG)
     metrics: dict[str, float] = field(default_factory=dict)        # e2e measurements (leaderboard)
     private_inputs: bool = False  # the input is not the test's shown one (drawn afresh, or an earlier test's)
+    child_saw: str = "visible"   # the latest release of any input the child had received when it answered in this
+    #                              test (remote.RemoteSubmission.heard): its text may carry any of them
 
     @classmethod
     def failed_call(cls, message: str, kind: str, detail: str, private_inputs: bool = False) -> "Finding":
@@ -102,10 +104,13 @@ class TestResult:
     def input_release(self) -> str:
         """When students see its failing input and what was computed or produced on it: `inputs_visibility`; for a
         finding on an input other than the test's shown one (`private_inputs`), the stricter of that and
-        grading.yaml's default_inputs_visibility."""
+        grading.yaml's default_inputs_visibility; and never before the release of every input the child had
+        received when it answered (`Finding.child_saw`: the child's text can carry any earlier input, not only this
+        test's)."""
+        release = least_visible(self.inputs_visibility, self.finding.child_saw)
         if self.finding.private_inputs:
-            return min(self.inputs_visibility, self.private_inputs_visibility, key=VISIBILITIES.index)
-        return self.inputs_visibility
+            return least_visible(release, self.private_inputs_visibility)
+        return release
 
     @property
     def withheld(self) -> bool:
@@ -166,7 +171,7 @@ class GradeResult:
     def output_visibility(self) -> str:
         """Printed output may echo any input it saw: as visible as the least visible input of the grade (a test
         whose finding is marked `private_inputs`, passed or not, sent inputs released at `input_release`)."""
-        return min((t.input_release for t in self.tests), key=VISIBILITIES.index, default="visible")
+        return least_visible("visible", *(t.input_release for t in self.tests))
 
     def shown(self, student: bool) -> list[TestResult]:
         """The tests a view shows: a student sees right away only tests whose outcome is visible."""

@@ -17,6 +17,12 @@ after the call with a copy taken before it (an in-place write, through a view or
 answer of each test) and fails the function for the rest of the test when the two answers differ bit for
 bit where they matter ("inconsistent"; per-token outputs are compared where `mask` is 1 only).
 
+Taint follows the child, not the call: a child may keep any input it received and say it later, in any answer
+or text. So each call is sent at a release (`sending`: when students may see its input; the grade sets it per
+test), the live child remembers the latest release of all it has received, and `heard` is the latest such release
+of every child the judge heard from since `begin_test`: a test's finding is shown no earlier (outcome.Finding
+.child_saw). A new child (a restart) has received nothing.
+
 Nothing the child sends is trusted: every reply is plain data (autograder/child/wire.py), gradients
 must have exactly their argument's shape and dtype, and a RemoteFunction's result exactly the shape
 and dtype the contract gives for its inputs (SHAPES), checked before the training code touches it.
@@ -31,7 +37,7 @@ import torch
 
 from autograder import config, textsafe
 from autograder.budget import Budget
-from autograder.config import Limits
+from autograder.config import Limits, least_visible
 from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, SandboxError
 
 TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
@@ -50,16 +56,18 @@ class SubmissionError(Exception):
     """
 
     def __init__(self, message: str, kind: str = "error", exc_type: str | None = None, detail: str = "",
-                 private_inputs: bool = False):
+                 private_inputs: bool = False, child_saw: str = "visible"):
         super().__init__(message)
         self.kind = kind
         self.exc_type = exc_type
         self.detail = textsafe.clean(detail, DETAIL_CHARS)
         self.private_inputs = private_inputs
+        self.child_saw = child_saw  # the latest release of any input its child had received (RemoteSubmission.heard)
 
     def again(self) -> "SubmissionError":
         """The same failure raised for another call: its text came from an earlier input."""
-        return SubmissionError(str(self), self.kind, self.exc_type, self.detail, private_inputs=True)
+        return SubmissionError(str(self), self.kind, self.exc_type, self.detail, private_inputs=True,
+                               child_saw=self.child_saw)
 
 
 def parameter_names(fn: str) -> tuple[str, ...]:
@@ -137,6 +145,9 @@ class RemoteSubmission:
         self._inconsistent: dict[str, SubmissionError] = {}  # functions that answered one input two ways, this test
         self._answers = 0  # answers given in the current test (the sample asked twice: `reasked`)
         self.calls = 0
+        self.sending = "visible"  # the release of the inputs calls send now (the grade sets it for each test)
+        self._seen = "visible"    # the latest release of any input the live child has received
+        self.heard = "visible"    # the latest `_seen` of any child the judge heard from since begin_test
         self.memo: dict = {}  # results the judge derived from this submission (e.g. PPO runs), per grade
         if budget is not None:
             budget.watch(self._child_cpu)  # a reaped child's CPU counts among the judge's reaped children
@@ -164,7 +175,7 @@ class RemoteSubmission:
                     "import", err.get("type"), textsafe.said(err.get("message"), err.get("line"), self.cells),
                     private_inputs=restarted)
                 raise self._import_error
-            self._child = child
+            self._child, self._seen = child, "visible"  # a new child has received no input
         return self._child
 
     def _child_cpu(self) -> float:
@@ -180,10 +191,12 @@ class RemoteSubmission:
             self._child.kill()
             self._child = None
 
-    def begin_test(self) -> None:
-        """A new test starts: the sample of answers asked twice, and what was found inconsistent, start afresh."""
+    def begin_test(self, sending: str = "visible") -> None:
+        """A new test starts, whose calls send inputs released at `sending`: the sample of answers asked twice, what
+        was found inconsistent and what the judge has `heard` start afresh."""
         self._answers = 0
         self._inconsistent.clear()
+        self.sending, self.heard = sending, "visible"
 
     # ------------------------------------------------------------ calls
     def call(self, fn: str, *args, grad: tuple[int, ...] = (), timeout: float | None = None,
@@ -198,10 +211,10 @@ class RemoteSubmission:
         (e.g. an unknown `kind`), so a NotImplementedError is an ordinary raised error there, not
         "not written yet" (only a valid input can show that a function is unwritten).
         """
-        if fn in self._broken:
-            raise self._broken[fn].again()
-        if fn in self._inconsistent:
-            raise self._inconsistent[fn].again()
+        for failed in (self._broken, self._inconsistent):
+            if fn in failed:
+                self.heard = least_visible(self.heard, failed[fn].child_saw)
+                raise failed[fn].again()
         timeout = timeout or self.limits.call_seconds
         wall = timeout * self.limits.wall_per_cpu
         if self.budget is not None:
@@ -231,12 +244,16 @@ class RemoteSubmission:
     def _answer(self, child: Child, request: dict, fn: str, args: tuple, kwargs: dict, grad: tuple[int, ...],
                 timeout: float, wall: float, valid: bool) -> tuple:
         """One request and its checked reply: (value, grads), or SubmissionError. `timeout` is CPU seconds."""
+        self._seen = least_visible(self._seen, self.sending)
         try:
             reply = child.request(request, timeout, what=f"{fn}()", wall=wall)
         except ChildFailure as exc:
             self._child = None
-            self._broken[fn] = SubmissionError(str(exc)[0].upper() + str(exc)[1:], "died", detail=exc.detail)
+            self._broken[fn] = SubmissionError(str(exc)[0].upper() + str(exc)[1:], "died", detail=exc.detail,
+                                               child_saw=self._seen)
             raise self._broken[fn] from None
+        finally:
+            self.heard = least_visible(self.heard, self._seen)
         if type(reply.get("ok")) is not bool:
             raise SubmissionError(f"{fn}: the child sent a malformed answer", "protocol")
         if not reply.get("ok"):
@@ -251,7 +268,7 @@ class RemoteSubmission:
             if err.get("kind") == "unsendable":  # the answer, not the function, failed: e.g. a sparse tensor
                 sentence = f"{fn} returned a value the grader cannot read back (sending it {raised})"
             said = textsafe.said(err.get("message"), err.get("line"), self.cells) if kind == "raised" else ""
-            error = SubmissionError(sentence, kind, err.get("type"), said)
+            error = SubmissionError(sentence, kind, err.get("type"), said, child_saw=self._seen)
             if kind in ("missing", "not_implemented"):  # no other input will change that answer
                 self._broken[fn] = error
             raise error

@@ -55,7 +55,7 @@ GRADER, INPUT, CHILD = 0, 1, 2
 
 SHOWN = {"message", "kind", "compared", "hint", "details"}
 WITH_INPUTS = {"inputs", "expected", "got", "submission_text", "detail"}
-DATA = {"function", "args", "kwargs", "answer", "exc_type", "plots", "metrics", "private_inputs"}
+DATA = {"function", "args", "kwargs", "answer", "exc_type", "plots", "metrics", "private_inputs", "child_saw"}
 SITES = {  # site -> the callable whose parameters its arguments fill
     "CheckFailed": CheckFailed, "Finding": Finding, "failed_call": Finding.failed_call,
     "SubmissionError": SubmissionError, "ChildFailure": ChildFailure, "fail": Answer.fail,
@@ -614,3 +614,16 @@ def test_printed_output_waits_for_a_private_input():
     grade = GradeResult("rlhf.py", [t], partial=False, execution_time=1.0, output="printed")
     assert grade.output_visibility == "after_due_date"
     assert HIDDEN_DIGITS not in "\n".join(summary_lines(grade, student=True))
+
+
+@pytest.mark.parametrize("child_saw, release", [("visible", "visible"), ("after_published", "after_published"),
+                                                ("after_due_date", "after_due_date"), ("hidden", "hidden")])
+def test_a_childs_text_waits_for_every_input_it_had_received(child_saw, release):
+    """Taint follows the child (issue 28): a public test's failure, said by a child that had received a withheld
+    input, is shown no earlier than that input, and so is everything printed in the grade."""
+    t = _result("visible", False, **FAILURE)
+    t.finding.child_saw = child_saw
+    assert t.input_release == release and inputs_shown(t, "visible") is (release == "visible")
+    assert t.withheld is (release != "visible")
+    grade = GradeResult("rlhf.py", [t], partial=False, execution_time=1.0, output="printed")
+    assert grade.output_visibility == release

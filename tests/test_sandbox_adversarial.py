@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, ipc, isolation, remote, sandbox, secret_files
+from autograder import config, ipc, isolation, outcome, remote, sandbox, secret_files
 from autograder import grade as grade_module
 from autograder.grade import GraderError, grade
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
@@ -289,8 +289,9 @@ def test_the_childs_text_never_enters_the_graders_sentences(tmp_path, arena, cfg
 
 @pytest.fixture
 def sent(monkeypatch):
-    """Every call the judge sends the child, as (test id, args, kwargs) (grade with one lane: in this process)."""
-    calls: list[tuple[str, tuple, dict]] = []
+    """Every call the judge sends the child, as (test id, args, kwargs, the release of its input: RemoteSubmission
+    .sending) (grade with one lane: in this process)."""
+    calls: list[tuple[str, tuple, dict, str]] = []
     current = [""]
     run_test, call = grade_module.run_test, remote.RemoteSubmission.call
 
@@ -299,19 +300,19 @@ def sent(monkeypatch):
         return run_test(test_id, *args, **kwargs)
 
     def recording_call(self, fn, *args, **kwargs):
-        calls.append((current[0], args, kwargs))
+        calls.append((current[0], args, kwargs, self.sending))
         return call(self, fn, *args, **kwargs)
     monkeypatch.setattr(grade_module, "run_test", recording_run_test)
     monkeypatch.setattr(remote.RemoteSubmission, "call", recording_call)
     return calls
 
 
-def withheld_values(calls, cfg) -> set[str]:
-    """The numbers of the inputs of tests whose inputs are not public, as reports would write them (4 decimals),
-    those with at least 4 significant digits (a shorter one could match any other number)."""
+def withheld_values(calls) -> set[str]:
+    """The numbers of the inputs sent withheld (not released at once: a hidden test's, a fresh twin's), as reports
+    would write them (4 decimals), those with at least 4 significant digits (a shorter one could match any other)."""
     found = set()
-    for test_id, args, kwargs in calls:
-        if cfg.tests[test_id].inputs_visibility == "visible":
+    for _, args, kwargs, release in calls:
+        if release == "visible":
             continue
         for a in [*args, *kwargs.values()]:
             values = a.flatten().tolist() if hasattr(a, "flatten") else [a] if isinstance(a, float) else []
@@ -344,7 +345,7 @@ def test_a_withheld_input_never_reaches_a_visible_field(tmp_path, arena, cfg, se
     result = attack(tmp_path, arena, name, REFERENCE, {"gae"}, cfg, lanes=1)
     public = [t for t in result.tests if t.inputs_visibility == "visible"]
     now, afterwards = channels(tmp_path / "out")
-    values = withheld_values(sent, cfg)
+    values = withheld_values(sent)
     assert len(values) >= 10 or name == "leak_inputs"  # that one fails (and shrinks) at once, on zeros
     texts = now.split("<style>")[0] + now.split("</style>")[-1]  # the report's CSS holds numbers of its own
     if name == "leak_inputs":  # drop what the public test may show: its own input, its own text
@@ -362,6 +363,46 @@ def test_a_withheld_input_never_reaches_a_visible_field(tmp_path, arena, cfg, se
     assert later in afterwards  # what is withheld is there for the later release and for staff
     if name == "echo_hidden_input":
         assert [v for v in values if v in afterwards]
+
+
+@pytest.mark.parametrize("channel, scheduled, policy", [
+    pytest.param("message", True, False, marks=slow),
+    ("message", False, False),
+    pytest.param("message", False, True, marks=slow),
+    pytest.param("got", True, False, marks=slow),
+    pytest.param("got", False, False, marks=slow),
+    pytest.param("line", False, False, marks=slow),
+    pytest.param("output", False, False, marks=slow),
+    pytest.param("exit", False, True, marks=slow),
+])
+def test_a_kept_withheld_input_never_reaches_a_visible_field(tmp_path, arena, cfg, sent, monkeypatch, channel,
+                                                              scheduled, policy):
+    """Issue 28: every function keeps the first withheld input it receives (a hidden test's, a fresh twin's) and says
+    it in every later answer of every function, through `channel`. The grade runs the public checks' shown inputs
+    first, in a child that has received nothing withheld (`scheduled`); without that order (taint alone: a child's
+    text is shown no earlier than every input it had received), and with the feedback policy limiting the grade,
+    students still see none of it before the inputs are released; staff see it."""
+    if not scheduled:
+        monkeypatch.setattr(grade_module, "_shown_first", lambda *args: {})
+    result = attack(tmp_path, arena, "keep_then_leak", REFERENCE, {"rm_loss", "gae"}, cfg, mark=f"keep-{channel}",
+                    lanes=1)
+    if policy:
+        outcome.limit_feedback(result, "limited feedback (this test's policy)")
+        write_reports(result, tmp_path / "out")
+    now, afterwards = channels(tmp_path / "out")
+    values = withheld_values(sent)
+    assert len(values) >= 10
+    texts = now.split("<style>")[0] + now.split("</style>")[-1]  # the report's CSS holds numbers of its own
+    for title in {t.title for t in result.tests}:  # and the tests' titles ("gaps from 1e-3 to 2000")
+        texts = texts.replace(title, "")
+    assert "HIDDEN" not in now
+    assert not re.findall(r"\bline \d|exit code|signal \d", now)
+    assert not re.findall(r"\d{4,}", texts), re.findall(r".{40}\d{4,}.{20}", texts)[:3]
+    assert not [v for v in values if v in now]
+    assert any(not t.passed for t in result.tests if t.inputs_visibility == "visible") or scheduled
+    said = {"message": "HIDDEN-MESSAGE", "line": "HIDDEN-LINE", "output": "HIDDEN-OUTPUT", "exit": "exit code",
+            "got": "Got:"}[channel]
+    assert said in afterwards  # what is withheld is there for the later release and for staff
 
 
 @slow

@@ -196,24 +196,35 @@ def public(run: Callable[[Context], None]) -> Callable[[Context], None]:
     the reference does: so answers memorised for the shown inputs earn nothing. A twin's input was never
     shown: a failure on it shows it like a hidden test's input (CheckFailed.private_inputs).
     """
-    @functools.wraps(run)
-    def shown_then_fresh(ctx: Context) -> None:
+    def shown(ctx: Context) -> list[Call]:
+        """Run the check on its shown inputs; the calls it made, in order."""
         global SHOWN
         saved, SHOWN = SHOWN, []
         try:
             run(ctx)
-            made = SHOWN
+            return SHOWN
         finally:
             SHOWN = saved
-        if ctx.ref is not None:
-            from autograder import registry  # the lab's own draws (hidden): never in the student bundle
-            lab = registry.lab()
-            for position, shown in enumerate(made):
-                args, kwargs = lab.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)
-                expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), lab.twin_scale)
 
-    shown_then_fresh.fresh_twins = True  # type: ignore[attr-defined]
+    @functools.wraps(run)
+    def shown_then_fresh(ctx: Context) -> None:
+        made = shown(ctx)
+        if ctx.ref is not None:
+            fresh_twins(ctx, made)
+
+    shown_then_fresh.shown = shown  # type: ignore[attr-defined]  # the grade runs the halves apart (grade.run_lane)
+    shown_then_fresh.fresh_twins = fresh_twins  # type: ignore[attr-defined]
     return shown_then_fresh
+
+
+def fresh_twins(ctx: Context, made: list[Call]) -> None:
+    """The submission answers a fresh twin of each call in `made` (a public check's shown calls) as the reference
+    does (expect_like_reference)."""
+    from autograder import registry  # the lab's own draws (hidden): never in the student bundle
+    lab = registry.lab()
+    for position, shown in enumerate(made):
+        args, kwargs = lab.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)
+        expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), lab.twin_scale)
 
 
 def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple], float] = lambda f, a: 0.0) -> None:
