@@ -73,7 +73,10 @@ def _lab_commands() -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, modules = build_parser()
+    try:
+        parser, modules = build_parser()  # imports the lab's own commands, so reads its grading.yaml
+    except ConfigError as exc:  # a broken grading.yaml or lab folder (LabError): one line, before any work
+        return report_error(str(exc))
     args = parser.parse_args(argv)
     if args.lab is not None and args.lab.resolve() != paths.LAB:
         return _run_for_lab(args.lab, sys.argv[1:] if argv is None else argv)

@@ -60,13 +60,14 @@ class Section(Mapping):
 
 @dataclass(frozen=True)
 class Hypothesis(Section):
-    max_examples: int = doc("generated inputs per property test, before shrinking (derandomised)")
-    rtol: float = doc("relative tolerance of comparisons at float64 inputs")
-    atol: float = doc("absolute tolerance of comparisons at float64 inputs")
-    rtol_float32: float = doc("relative tolerance at float32 inputs")
-    atol_float32: float = doc("absolute tolerance at float32 inputs")
-    shrink_examples: int = doc("shrinking a failure of a property test stops after this many more examples...")
-    shrink_seconds: float = doc("...or this much more CPU time (judge and child): the failure found last is reported")
+    max_examples: int = doc("generated inputs per property test, before shrinking (derandomised)", 40)
+    rtol: float = doc("relative tolerance of comparisons at float64 inputs", 1e-5)
+    atol: float = doc("absolute tolerance of comparisons at float64 inputs", 1e-6)
+    rtol_float32: float = doc("relative tolerance at float32 inputs", 1e-4)
+    atol_float32: float = doc("absolute tolerance at float32 inputs", 1e-5)
+    shrink_examples: int = doc("shrinking a failure of a property test stops after this many more examples...", 200)
+    shrink_seconds: float = doc("...or this much more CPU time (judge and child): the failure found last is reported",
+                                 10.0)
 
 
 @dataclass(frozen=True)
@@ -100,34 +101,36 @@ class E2ESpec(Section):
 
 @dataclass(frozen=True)
 class Calibration(Section):
-    seeds: int = doc("reference seeds per end-to-end test in a full calibration")
-    min_margin_std: float = doc("the worst reference seed must sit this many std inside each threshold")
-    min_margin: float = doc("...and at least this much in absolute terms")
+    seeds: int = doc("reference seeds per end-to-end test in a full calibration", 50)
+    min_margin_std: float = doc("the worst reference seed must sit this many std inside each threshold", 3.0)
+    min_margin: float = doc("...and at least this much in absolute terms", 0.05)
     replay_rtol: float = doc("a grade reuses a shipped training of the reference when each answer of the "
-                             "submission to its calls is this close to the reference's (autograder/replay/)")
-    replay_atol: float = doc("...relative (replay_rtol) and absolute tolerance; both 0: equal bit for bit")
+                             "submission to its calls is this close to the reference's (autograder/replay/)", 1e-5)
+    replay_atol: float = doc("...relative (replay_rtol) and absolute tolerance; both 0: equal bit for bit", 1e-6)
 
 
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of the sandboxed child (and grade_seconds / grade_wall_seconds, of a whole grade)."""
 
-    call_seconds: float = doc("CPU time the child may spend on one call of a student function")
-    import_seconds: float = doc("CPU time the child may spend importing the submission (torch's import included)")
+    call_seconds: float = doc("CPU time the child may spend on one call of a student function", 20.0)
+    import_seconds: float = doc("CPU time the child may spend importing the submission (torch's import included)",
+                                 60.0)
     wall_per_cpu: float = doc("a call's (and the import's) wall-clock backstop, as a multiple of its CPU limit: "
-                              "for code that waits or sleeps")
+                              "for code that waits or sleeps", 6.0)
     grade_seconds: float = doc("the whole grade's CPU budget (every judge lane and sandboxed child): tests not "
-                               "started once it is spent fail with a message, running calls are cut to what is left")
+                               "started once it is spent fail with a message, running calls are cut to what is "
+                               "left", 300.0)
     grade_wall_seconds: float = doc("the whole grade's wall-clock backstop, below the platform's own limit "
-                                    "(Gradescope's default: 10 minutes)")
-    memory_mb: int = doc("memory of the child, every kind counted (cgroup where allowed, else polled)")
-    processes: int = doc("processes and threads the child may add")
-    output_bytes: int = doc("what the submission prints, kept for the report (the rest is counted, dropped)")
-    file_bytes: int = doc("largest file the child may write, and largest submission")
-    open_files: int = doc("open file descriptors of the child")
-    cpu_seconds: float = doc("CPU time of one child process, all its calls together")
-    address_space_mb: int = doc("address-space backstop (torch reserves far more than it uses)")
-    tmp_mb: int = doc("size of the child's private /tmp and /dev/shm")
+                                    "(Gradescope's default: 10 minutes)", 540.0)
+    memory_mb: int = doc("memory of the child, every kind counted (cgroup where allowed, else polled)", 2048)
+    processes: int = doc("processes and threads the child may add", 64)
+    output_bytes: int = doc("what the submission prints, kept for the report (the rest is counted, dropped)", 65536)
+    file_bytes: int = doc("largest file the child may write, and largest submission", 16 << 20)
+    open_files: int = doc("open file descriptors of the child", 256)
+    cpu_seconds: float = doc("CPU time of one child process, all its calls together", 600.0)
+    address_space_mb: int = doc("address-space backstop (torch reserves far more than it uses)", 8192)
+    tmp_mb: int = doc("size of the child's private /tmp and /dev/shm", 64)
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,7 @@ class LeaderboardColumn:
 
 @dataclass(frozen=True)
 class Batch:
-    job_seconds: float = doc("grade-all: a worker still grading one submission after this long is stopped")
+    job_seconds: float = doc("grade-all: a worker still grading one submission after this long is stopped", 1500.0)
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,7 @@ class FeedbackPolicy:
     window_hours: float = doc("the rolling window, in hours, over the submission times Gradescope records", 24.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Config:
     lab: str = doc("the lab's name, a Python identifier: its grading package's module name, nbgrader's "
                    "assignment name")
@@ -200,14 +203,14 @@ class Config:
     contract: dict[str, ContractFunction] = doc("the functions students write, in the starter's order: name -> part, "
                                         "parameters, returns, mask")
     default_visibility: str = doc("visibility of tests that set none: hidden, after_due_date, "
-                                  "after_published or visible")
-    default_inputs_visibility: str = doc("inputs_visibility of tests that set none")
-    hypothesis: Hypothesis = doc("property tests")
+                                  "after_published or visible", "visible")
+    default_inputs_visibility: str = doc("inputs_visibility of tests that set none", "after_due_date")
+    hypothesis: Hypothesis = doc("property tests", Hypothesis())
     tests: dict[str, TestSpec] = doc("unit and property tests: id -> points and visibility")
     e2e: dict[str, E2ESpec] = doc("end-to-end tests: name -> points, parts, seed and the test's own settings")
-    calibration: Calibration = doc("policy of `python -m autograder calibrate`")
-    limits: Limits = doc("limits of the sandboxed child and of a whole grade")
-    batch: Batch = doc("grade-all")
+    calibration: Calibration = doc("policy of `python -m autograder calibrate`", Calibration())
+    limits: Limits = doc("limits of the sandboxed child and of a whole grade", Limits())
+    batch: Batch = doc("grade-all", Batch())
     leaderboard: bool = doc("write Gradescope leaderboard entries (`leaderboard_columns`) into results.json",
                             False)
     leaderboard_columns: tuple[LeaderboardColumn, ...] = doc("the leaderboard's columns: e2e measurements", ())
@@ -250,22 +253,28 @@ def current() -> Config:
 def load(path: Path = GRADING_YAML) -> Config:
     """Read and check grading.yaml; raises ConfigError naming the file and line of the first problem."""
     path = Path(path)
+    source = shown_path(path)
     try:
         text = path.read_text()
         lines = _key_lines(yaml.compose(text))
         raw = yaml.safe_load(text)
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path.name}: cannot be read ({exc})") from None
-    reader = _Reader(path.name, lines)
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot be read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise ConfigError(f"{source}{where}: not valid YAML ({problem})") from None
+    reader = _Reader(source, lines)
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path.name}: expected a mapping of sections")
+        raise ConfigError(f"{source}: expected a mapping of sections")
     cfg = reader.build(Config, {k: v for k, v in raw.items() if k not in ("tests", "e2e")}, "",
                        skip=("tests", "e2e", "source", "lines"), fixed={"tests": {}, "e2e": {}})
     tests = {tid: reader.build(TestSpec, spec, f"tests.{tid}", skip=("id", "private_inputs_visibility"),
                                fixed={"id": tid})
              for tid, spec in reader.mapping(raw.get("tests"), "tests").items()}
     e2e = {name: reader.e2e(name, spec) for name, spec in reader.mapping(raw.get("e2e"), "e2e").items()}
-    cfg = dataclasses.replace(cfg, e2e=e2e, source=path.name, lines=lines,
+    cfg = dataclasses.replace(cfg, e2e=e2e, source=source, lines=lines,
                               tests={**tests, **{f"e2e.{n}": _e2e_test_spec(n, s) for n, s in e2e.items()}})
     _check_contract(cfg, reader)
     if cfg.feedback_policy.max_detailed < 0:
@@ -317,6 +326,14 @@ def _resolve_visibility(cfg: Config, reader: "_Reader") -> Config:
     e2e = {n: dataclasses.replace(s, visibility=tests[f"e2e.{n}"].visibility,
                                   inputs_visibility=tests[f"e2e.{n}"].inputs_visibility) for n, s in cfg.e2e.items()}
     return dataclasses.replace(cfg, tests=tests, e2e=e2e)
+
+
+def shown_path(path: Path) -> str:
+    """A path as an author would type it: relative to the working folder when inside it (`grading.yaml`)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def _key_lines(node: yaml.Node | None, prefix: str = "") -> dict[str, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 
@@ -65,7 +66,9 @@ def test_inputs_are_never_shown_before_the_outcome():
     (lambda s: s.replace("default_visibility: visible", "default_visibility: public"), r"default_visibility: must be"),
     (lambda s: s.replace("    eval_prompts: 512         # fresh", "    eval_prompt: 512         # fresh"),
      r"grading.yaml:\d+: e2e.kl_penalty.eval_prompt: unknown key"),
-    (lambda s: s.replace("batch:\n  job_seconds: 1500\n", "batch: {}\n"), r"batch: missing key 'job_seconds'"),
+    (lambda s: s.replace('title: "Lab 12: RLHF on a tiny transformer"\n', ""), r"missing key 'title'"),
+    (lambda s: s.replace("  memory_mb: 2048 ", "  memory_mb: lots "),
+     r"grading.yaml:\d+: limits.memory_mb: expected int"),
 ])
 def test_bad_keys_are_refused_with_file_and_line(tmp_path, edit, message):
     text = (ROOT / "grading.yaml").read_text()
@@ -82,3 +85,18 @@ def test_every_declared_key_is_documented():
     documented = set(re.findall(r"`([a-z_0-9]+)`", docs))
     missing = [k for k in config.declared_keys() if k.rsplit(".", 1)[-1] not in documented]
     assert not missing, f"docs/grading-yaml.md does not document {missing}"
+
+
+def test_a_lab_writes_only_what_it_decides(tmp_path):
+    """Every section but the lab's own facts has engine defaults (docs/grading-yaml.md): a grading.yaml without
+    hypothesis, calibration, limits, batch or visibilities reads, each key at its documented default, and a
+    section given in part keeps the defaults of the keys it leaves out."""
+    head = (ROOT / "grading.yaml").read_text().split("\n# `python -m autograder calibrate`")[0]
+    text = "\n".join(line for line in head.splitlines()
+                     if not line.startswith(("default_visibility", "default_inputs_visibility")))
+    text = text.split("# Property tests")[0] + "tests:" + text.split("\ntests:", 1)[1]
+    (tmp_path / "grading.yaml").write_text(text + "\nlimits: {memory_mb: 700}\n")
+    cfg = config.load(tmp_path / "grading.yaml")
+    assert cfg.hypothesis == config.Hypothesis() and cfg.calibration == config.Calibration()
+    assert cfg.batch == config.Batch() and cfg.limits == dataclasses.replace(config.Limits(), memory_mb=700)
+    assert cfg.default_visibility == "visible" and cfg.default_inputs_visibility == "after_due_date"

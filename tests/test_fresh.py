@@ -97,7 +97,7 @@ def test_a_rejected_input_needs_the_same_exception_on_a_fresh_name():
     module = local.module_from_source(source)
     check = checks.load_all()["kl.estimators_known_values"]
     check.run(Context(sub=local.LocalSubmission(module), ref=None, hypothesis=config.load().hypothesis))
-    with pytest.raises(CheckFailed, match="should raise ValueError here, as for the input shown; it returned a value"):
+    with pytest.raises(CheckFailed, match="should raise ValueError here, as the reference does; it returned a value"):
         check.run(local.local_context(module, load_reference()))
 
 
@@ -127,3 +127,19 @@ def test_a_full_grade_fails_the_memorised_null_and_keeps_the_twins_input_private
     known = next(t for t in full.tests if t.id == "gae.known_values")
     assert full.score == 0 and known.message.startswith(tools.FRESH) and not full.notice
     assert known.input_release == config.load().default_inputs_visibility and known.withheld
+
+
+def test_only_a_fresh_twin_says_it_passed_the_example_shown():
+    """expect_like_reference is also what a hidden check calls on its own inputs (the toy lab's do): its failure is
+    the check's, on the check's input, and says nothing of a shown example; the twins of a public check say so."""
+    source = REFERENCE.read_text().replace("def compute_gae(", "def _gae(") + (
+        "\ndef compute_gae(rewards, values, mask, gamma=1.0, lam=0.95):\n"
+        "    a, r = _gae(rewards, values, mask, gamma, lam)\n    return a + 1, r\n")
+    ctx = local.local_context(local.module_from_source(source), load_reference())
+    call = shown_calls(checks.load_all()["gae.known_values"])[0]
+    with pytest.raises(CheckFailed) as raised:
+        tools.expect_like_reference(ctx, call)
+    assert not str(raised.value).startswith(tools.FRESH) and not raised.value.private_inputs
+    with pytest.raises(CheckFailed) as raised:
+        tools.fresh_twins(ctx, [call])
+    assert str(raised.value).startswith(tools.FRESH) and raised.value.private_inputs

@@ -224,37 +224,37 @@ def fresh_twins(ctx: Context, made: list[Call]) -> None:
     lab = registry.lab()
     for position, shown in enumerate(made):
         args, kwargs = lab.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)
-        expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), lab.twin_scale)
+        try:
+            expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), lab.twin_scale)
+        except CheckFailed as failure:  # the shown input passed: say so, and hold the twin's input back
+            failure.message = f"{FRESH}: {failure.message}"
+            failure.private_inputs = True
+            raise
 
 
 def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple], float] = lambda f, a: 0.0) -> None:
     """The submission answers `made` as the reference does: the same exception for a rejected input; else the
     value (where `mask` is 1, for a per-token output) and each requested gradient, at the checks' tolerances
-    (plus the rounding allowance of `scale(function, args)` for values). Raises CheckFailed (private inputs)."""
-    try:
-        expected = _reference_answer(ctx.ref, made)
-        if isinstance(expected, BaseException):
-            _expect_raise(ctx, made, expected)
-            return
-        value, grads = expected
-        answer = ask(ctx, made)
-        names = parameter_names(made.function)
-        mask = made.args[names.index("mask")] if "mask" in names[:len(made.args)] else None
-        got = answer.value if isinstance(answer.value, tuple) else (answer.value,)
-        for i, (g, e) in enumerate(zip(got, value if isinstance(value, tuple) else (value,))):
-            what = f"output {i + 1} of {made.function}" if len(got) > 1 else f"{made.function}'s value"
-            answer.expect_close(ctx, g, e, f"{what} differs from the reference",
-                                mask if mask is not None and g.shape == mask.shape else None,
-                                scale(made.function, made.args))
-        for i, g_sub, g_ref in zip(made.grad, answer.grads, grads):
-            wrt = names[i] if i < len(names) else f"argument {i + 1}"
-            if g_sub is None:
-                raise answer.fail(f"no gradient reached {wrt}", expected=f"a gradient w.r.t. {wrt}", got="none")
-            answer.expect_close(ctx, g_sub, g_ref, f"d {made.function} / d {wrt} differs from the reference")
-    except CheckFailed as failure:
-        failure.message = f"{FRESH}: {failure.message}"
-        failure.private_inputs = True
-        raise
+    (plus the rounding allowance of `scale(function, args)` for values). Raises CheckFailed."""
+    expected = _reference_answer(ctx.ref, made)
+    if isinstance(expected, BaseException):
+        _expect_raise(ctx, made, expected)
+        return
+    value, grads = expected
+    answer = ask(ctx, made)
+    names = parameter_names(made.function)
+    mask = made.args[names.index("mask")] if "mask" in names[:len(made.args)] else None
+    got = answer.value if isinstance(answer.value, tuple) else (answer.value,)
+    for i, (g, e) in enumerate(zip(got, value if isinstance(value, tuple) else (value,))):
+        what = f"output {i + 1} of {made.function}" if len(got) > 1 else f"{made.function}'s value"
+        answer.expect_close(ctx, g, e, f"{what} differs from the reference",
+                            mask if mask is not None and g.shape == mask.shape else None,
+                            scale(made.function, made.args))
+    for i, g_sub, g_ref in zip(made.grad, answer.grads, grads):
+        wrt = names[i] if i < len(names) else f"argument {i + 1}"
+        if g_sub is None:
+            raise answer.fail(f"no gradient reached {wrt}", expected=f"a gradient w.r.t. {wrt}", got="none")
+        answer.expect_close(ctx, g_sub, g_ref, f"d {made.function} / d {wrt} differs from the reference")
 
 
 def _reference_answer(ref, made: Call):
@@ -288,10 +288,10 @@ def _expect_raise(ctx: Context, made: Call, expected: BaseException) -> None:
             raise
         if exc.kind == "raised" and exc.exc_type == wanted:
             return
-        raise failed(f"{made.function} should raise {wanted} here, as for the input shown; it "
+        raise failed(f"{made.function} should raise {wanted} here, as the reference does; it "
                      f"{str(exc).removeprefix(made.function + ' ')}",
                      got=textsafe.exception_words(exc.exc_type)) from None
-    raise failed(f"{made.function} should raise {wanted} here, as for the input shown; it returned a value",
+    raise failed(f"{made.function} should raise {wanted} here, as the reference does; it returned a value",
                  got=fmt(value), answer=value)
 
 

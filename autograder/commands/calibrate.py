@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail
+from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail, load_config
 from autograder.paths import LAB_DATA
 from autograder.validity import mistake_outcomes
 
@@ -48,10 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder import config
     from autograder.validity import calibration as cal
 
-    cfg = config.load()
+    cfg = load_config()
     seeds = args.seeds if args.seeds is not None else cfg.calibration.seeds  # 0: mistakes only
     min_std, min_abs = cfg.calibration.min_margin_std, cfg.calibration.min_margin
     e2e = cal.apply_overrides(cfg.e2e, args.set)

@@ -181,11 +181,16 @@ def _is_zip(path: Path) -> bool:
     return zipfile.is_zipfile(path)
 
 
-def load_config():
-    """grading.yaml, typed; a broken one stops the command (exit 2) with the loader's sentence."""
+def load_config(lab: bool = True):
+    """grading.yaml, typed, and (`lab`) the lab folder's declarations checked against it (lab_problems): a broken or
+    incomplete one stops the command (exit 2) with one sentence naming the file and line, before any work."""
     from autograder import config
     try:
-        return config.load()
+        cfg = config.load()
+        if lab:
+            from autograder import lab_problems
+            lab_problems.ensure_complete(cfg)
+        return cfg
     except config.ConfigError as exc:
         fail(str(exc))
 

@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from autograder.commands.common import FAILURES, add_workers
+from autograder.commands.common import FAILURES, add_workers, load_config
 
 HELP = "rewrite the lab's shipped data files that are stale (examples, baseline, replays); --check: only list them"
 EXAMPLES = """examples:
@@ -36,6 +36,7 @@ def main(args: argparse.Namespace) -> int:
     from autograder import registry
     from autograder.paths import LAB
     torch.set_num_threads(1)
+    load_config()  # the lab folder complete and consistent before anything is computed
     stale = []
     for data in registry.lab().data_files:
         name = data.path.relative_to(LAB) if data.path.is_relative_to(LAB) else data.path

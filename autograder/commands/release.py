@@ -35,6 +35,12 @@ def main(args: argparse.Namespace) -> int:
     from autograder.bundling.pipeline import build_release
 
     out = check_out_folder(args.out or default_out())
+    from autograder import lab_problems
+    load_config()
+    stale = lab_problems.stale_data_files()
+    if stale:  # a bundle would ship (or grade with) data that no longer matches its code
+        fail(f"release: {', '.join(stale)} {'is' if len(stale) == 1 else 'are'} stale (not computed from today's "
+             "checks, world, reference or settings): run `python -m autograder refresh` first")
     started = time.monotonic()
     try:
         outputs = build_release(out, force=args.force)

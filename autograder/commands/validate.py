@@ -7,7 +7,7 @@ import argparse
 import sys
 import time
 
-from autograder.commands.common import FAILURES, add_workers, check_names, comma_list
+from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, load_config
 
 HELP = ("check the grader against the mistake bank: null submissions 0, every mistake caught in its own part, "
         "variants at full marks, every hint right, the valid domain reached")
@@ -44,10 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder import config
     from autograder.validity import validation as val
 
-    cfg = config.load()
+    cfg = load_config()
     check_parts = list(cfg.parts)
     parts = check_names("--parts", args.parts, check_parts) or check_parts
     e2e_outcomes = None

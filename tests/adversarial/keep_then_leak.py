@@ -23,7 +23,9 @@ def _keep(values) -> None:
 def _say(answer):
     x = _kept[0]
     if _CHANNEL == "got":
-        return tuple(_torch.full_like(v, x) for v in answer) if isinstance(answer, tuple) else _torch.full_like(answer, x)
+        if isinstance(answer, tuple):
+            return tuple(_torch.full_like(v, x) for v in answer)
+        return _torch.full_like(answer, x)
     if _CHANNEL == "output":
         print("HIDDEN-OUTPUT", x)
     if _CHANNEL == "exit":

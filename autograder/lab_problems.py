@@ -1,0 +1,87 @@
+"""What an author can get wrong in a lab folder, found before a command does any work.
+
+    lab_problems.ensure_complete(cfg)     # raises LabError: one sentence naming the file (and line) to fix
+    lab_problems.stale_data_files()       # the shipped data files that no longer match what they are computed from
+
+Each problem is a LabError (a ConfigError: every command prints it as one `error: ...` line and exits 2): the
+lab's grading package or its `lab.py` missing, or `lab.py` registering no lab; a check registered in code with no
+entry in grading.yaml `tests` (it would be silently skipped) or an entry with no check; the `e2e` section and the
+`@e2e_test` registrations disagreeing; a bank whose mistakes have hints that nothing could confirm (the lab gives no
+confirmation inputs for their function: no hint would ever be shown). `release` also refuses stale data files.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+from autograder import config, paths
+
+shown = config.shown_path  # a path as the author types it
+
+
+class LabError(config.ConfigError):
+    """The lab folder is incomplete or inconsistent: one sentence naming the file to fix."""
+
+
+def load_lab() -> None:
+    """Import the lab's grading package and its lab.py; LabError when either is missing or registers nothing."""
+    from autograder import registry
+    init, hooks = paths.GRADING / "__init__.py", paths.GRADING / "lab.py"
+    if not init.is_file():
+        raise LabError(f"{shown(init)}: missing: a lab's grader side is a package, grading/ with an __init__.py "
+                       "(docs/labs.md)")
+    if not hooks.is_file():
+        raise LabError(f"{shown(hooks)}: missing: it declares the lab's hooks with registry.register_lab(Lab(...)) "
+                       "(docs/labs.md)")
+    try:
+        registry.lab()
+    except AssertionError:
+        raise LabError(f"{shown(hooks)}: it never calls registry.register_lab(Lab(...)) (docs/labs.md)") from None
+
+
+def ensure_complete(cfg: config.Config) -> None:
+    """Every declaration the grade relies on is there and agrees with grading.yaml (see the module docstring)."""
+    from autograder import bank, checks, e2e, registry
+    full = registry.has_module("checks.hidden")  # the lab itself (a student bundle holds only the public checks)
+    if full:
+        load_lab()
+    registered = checks.load_all()
+    for test_id, check in registered.items():
+        if test_id not in cfg.tests:
+            code = inspect.unwrap(check.run).__code__
+            raise LabError(f"{shown(Path(code.co_filename))}:{code.co_firstlineno}: check {test_id} has no entry in "
+                           f"{cfg.where('tests')} `tests` (give it its points there; unlisted, it would never run)")
+    if full:
+        for test_id in cfg.tests:
+            if not test_id.startswith("e2e.") and test_id not in registered:
+                raise LabError(f"{cfg.where(f'tests.{test_id}')}: tests.{test_id}: no check is registered under this "
+                               "id (@check in grading/checks/public/ or hidden/)")
+        e2e.load_all()
+        e2e.check_config(cfg)
+        _hints_can_be_confirmed(bank.load_all(), registry.lab())
+
+
+def _hints_can_be_confirmed(entries: list, lab) -> None:
+    """A mistake's hint is shown only once confirmation inputs confirm it: a function with hinted mistakes needs
+    some."""
+    for entry in entries:
+        if entry.is_mistake and entry.hint and not tuple(lab.confirmation_calls(entry.function)):
+            raise LabError(f"{shown(paths.GRADING / 'lab.py')}: the bank's mistake {entry.id} has a hint, but the lab "
+                           f"gives no confirmation inputs for {entry.function} (Lab.confirmation_calls): no hint "
+                           "would ever be shown (docs/labs.md)")
+
+
+def stale_data_files() -> list[str]:
+    """The lab's shipped data files (and the bank mistakes' e2e outcomes) that do not match what they are computed
+    from, as paths relative to the lab folder."""
+    from autograder import registry
+    from autograder.validity import mistake_outcomes
+    stale = [_relative(d.path) for d in registry.lab().data_files if not d.is_current()]
+    if mistake_outcomes.tracked() and mistake_outcomes.stale():
+        stale.append(_relative(mistake_outcomes.DATA_FILE))
+    return stale
+
+
+def _relative(path: Path) -> str:
+    return str(path.relative_to(paths.LAB)) if path.is_relative_to(paths.LAB) else str(path)

@@ -1,0 +1,98 @@
+"""What an author can get wrong in a lab folder stops every command before any work: one `error:` line naming the
+file (and line), exit 2 (autograder/lab_problems.py, autograder/config.py). One test per mistake, each on a copy of
+the toy lab, through the command an author would run."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.paths import ROOT
+
+TOYLAB = ROOT / "tests" / "toylab"
+
+
+def lab_copy(tmp_path: Path) -> Path:
+    lab = tmp_path / "lab"
+    shutil.copytree(TOYLAB, lab, ignore=shutil.ignore_patterns("__pycache__"))
+    return lab
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def run(lab: Path, *command: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", "--lab", str(lab), *command], capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+
+
+def broken_yaml(lab: Path) -> None:
+    (lab / "grading.yaml").write_text((lab / "grading.yaml").read_text() + "\ntests: [\n")
+
+
+def unknown_key(lab: Path) -> None:
+    edit(lab / "grading.yaml", "hypothesis: {max_examples: 10}", "hypothesis: {max_exampels: 10}")
+
+
+def no_hooks(lab: Path) -> None:
+    (lab / "grading" / "lab.py").unlink()
+
+
+def hooks_register_nothing(lab: Path) -> None:
+    (lab / "grading" / "lab.py").write_text('"""hooks, forgotten"""\n')
+
+
+def no_package(lab: Path) -> None:
+    (lab / "grading" / "__init__.py").unlink()
+
+
+def check_not_in_yaml(lab: Path) -> None:
+    edit(lab / "grading.yaml", "  scale.matches_reference: {points: 5}\n", "")
+
+
+def yaml_entry_without_check(lab: Path) -> None:
+    edit(lab / "grading.yaml", "  scale.matches_reference: {points: 5}\n",
+         "  scale.matches_reference: {points: 5}\n  scale.typo_check: {points: 1}\n")
+
+
+def hints_never_confirmed(lab: Path) -> None:
+    edit(lab / "grading" / "lab.py", "    confirmation_calls=_confirmations,\n",
+         "    confirmation_calls=lambda function: [],\n")
+
+
+def stale_data(lab: Path) -> None:  # the mistakes' e2e outcomes no longer match the e2e tests' code
+    path = lab / "grading" / "e2e_tests.py"
+    path.write_text(path.read_text() + "\n\ndef _edited():\n    return 1\n")
+
+
+@pytest.mark.parametrize("mistake, command, names", [
+    (broken_yaml, ("grade", "solutions/toy.py"), r"grading.yaml:\d+: not valid YAML"),
+    (unknown_key, ("validate",), r"grading.yaml:\d+: hypothesis.max_exampels: unknown key"),
+    (no_hooks, ("grade", "solutions/toy.py"), r"grading/lab.py: missing"),
+    (hooks_register_nothing, ("refresh", "--check"), r"grading/lab.py: it never calls registry.register_lab"),
+    (no_package, ("validate",), r"grading/__init__.py: missing"),
+    (check_not_in_yaml, ("grade", "solutions/toy.py"),
+     r"grading/checks/hidden/basics.py:\d+: check scale.matches_reference has no entry in .*grading.yaml:\d+"),
+    (yaml_entry_without_check, ("calibrate", "--no-write"), r"grading.yaml:\d+: tests.scale.typo_check: no check"),
+    (hints_never_confirmed, ("validate",), r"grading/lab.py: the bank's mistake mean.plain_mean has a hint"),
+    (stale_data, ("release",), r"release: grading/data/e2e_mistakes.json is stale"),
+])
+def test_an_authors_mistake_is_one_line_and_exit_2(tmp_path, mistake, command, names):
+    lab = lab_copy(tmp_path)
+    mistake(lab)
+    args = [str(lab / a) if a.endswith(".py") else a for a in command]
+    if command[0] in ("grade", "release"):
+        args += ["--out", str(tmp_path / "out")]
+    done = run(lab, *args)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-2000:]
+    assert re.search(names, lines[0]), lines[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # before any work
