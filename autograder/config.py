@@ -199,7 +199,9 @@ class Config:
                    "assignment name")
     title: str = doc("the lab's title, atop every report")
     submission: str = doc("the file students submit (a notebook defining the same functions is accepted)")
-    world: tuple[str, ...] = doc("the given world's files, under assignment/ (copied beside every submission)")
+    world: tuple[str, ...] = doc("the given world's files (copied beside every submission, each under its own "
+                                 "name): a file of assignment/, or a path from the lab's folder to another lab's file "
+                                 "(`../other_lab/assignment/model.py`: one copy of a shared world)")
     contract: dict[str, ContractFunction] = doc("the functions students write, in the starter's order: name -> part, "
                                         "parameters, returns, mask")
     default_visibility: str = doc("visibility of tests that set none: hidden, after_due_date, "

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from autograder import config, e2e, registry
-from autograder.paths import ASSIGNMENT, ENGINE, REFERENCE
+from autograder.paths import ENGINE, REFERENCE, world_files
 
 
 def code_of(path: Path) -> str:
@@ -38,8 +38,8 @@ def e2e_runs(salt: str) -> Any:
     cfg = config.load()
     facts = registry.lab().replays
     h = hashlib.sha256(f"{salt}\0{torch.__version__}\0{cfg.e2e!r}".encode())
-    for name in cfg.world:
-        h.update(name.encode() + b"\0" + (ASSIGNMENT / name).read_bytes())
+    for name, file in world_files(cfg.world).items():
+        h.update(name.encode() + b"\0" + file.read_bytes())
     tests = sorted({Path(sys.modules[test.measure.__module__].__file__ or "") for test in e2e.load_all().values()})
     for path in [REFERENCE, ENGINE / "e2e.py", *tests]:
         h.update(path.name.encode() + b"\0" + code_of(path).encode())

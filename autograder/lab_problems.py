@@ -7,7 +7,9 @@ Each problem is a LabError (a ConfigError: every command prints it as one `error
 lab's grading package or its `lab.py` missing, or `lab.py` registering no lab; a check registered in code with no
 entry in grading.yaml `tests` (it would be silently skipped) or an entry with no check; the `e2e` section and the
 `@e2e_test` registrations disagreeing; a bank whose mistakes have hints that nothing could confirm (the lab gives no
-confirmation inputs for their function: no hint would ever be shown). `release` also refuses stale data files.
+confirmation inputs for their function: no hint would ever be shown); a world file missing, two world files under
+one name, or a stale copy of a shared world file in the lab's own assignment/. `release` also refuses stale data
+files.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def ensure_complete(cfg: config.Config) -> None:
     """Every declaration the grade relies on is there and agrees with grading.yaml (see the module docstring)."""
     from autograder import bank, checks, e2e, registry
     full = registry.has_module("checks.hidden")  # the lab itself (a student bundle holds only the public checks)
+    _world_is_there(cfg)
     if full:
         load_lab()
     registered = checks.load_all()
@@ -60,6 +63,22 @@ def ensure_complete(cfg: config.Config) -> None:
         e2e.load_all()
         e2e.check_config(cfg)
         _hints_can_be_confirmed(bank.load_all(), registry.lab())
+
+
+def _world_is_there(cfg: config.Config) -> None:
+    """Each world file exists, under a name of its own; a shared one (another lab's) has no stale copy here."""
+    names = [Path(entry).name for entry in cfg.world]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise LabError(f"{cfg.where('world')}: world: two files named {', '.join(twice)} (students get each world "
+                       "file under its own name)")
+    for entry, file in zip(cfg.world, paths.world_files(cfg.world).values()):
+        if not file.is_file():
+            raise LabError(f"{cfg.where('world')}: world: {entry} is not a file ({shown(file)})")
+        shared = paths.LAB / entry
+        if "/" in entry and shared.is_file() and shared.read_bytes() != file.read_bytes():
+            raise LabError(f"{shown(file)}: a stale copy of the shared world file {entry} (grading.yaml `world`): "
+                           "delete it, the lab uses the shared one")
 
 
 def _hints_can_be_confirmed(entries: list, lab) -> None:

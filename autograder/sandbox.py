@@ -36,7 +36,7 @@ from autograder import config, ipc, isolation, textsafe
 from autograder.budget import CallClock
 from autograder.child import wire
 from autograder.config import Limits
-from autograder.paths import ASSIGNMENT
+from autograder.paths import world_files
 
 CHILD_DIR = Path(__file__).with_name("child")
 CHILD_FILES = ("worker.py", "wire.py", "confine.py", "probe.py")
@@ -161,8 +161,8 @@ class Child:
             shutil.copy(CHILD_DIR / name, self.home / name)
         (self.home / "world").mkdir()
         lab = config.current()
-        for name in lab.world:
-            shutil.copy(ASSIGNMENT / name, self.home / "world" / name)
+        for name, file in world_files().items():
+            shutil.copy(file, self.home / "world" / name)
         (self.home / "submission").mkdir()
         sub = self.home / "submission" / lab.submission
         if submission is not None:

@@ -27,7 +27,7 @@ import torch
 
 from autograder import config
 from autograder.fingerprints import code_of, numerics
-from autograder.paths import ASSIGNMENT, REFERENCE, use_world
+from autograder.paths import REFERENCE, use_world, world_files
 
 use_world()
 import lab_helpers  # noqa: E402
@@ -95,8 +95,8 @@ def computed_sft_evaluation(rm_key: RMKey, n: int, seed: int) -> dict:
 def fingerprint() -> str:
     """sha256 of everything the three values depend on besides their arguments."""
     h = hashlib.sha256(f"torch {torch.__version__}\n".encode())
-    for name in config.current().world:
-        h.update(name.encode() + b"\0" + (ASSIGNMENT / name).read_bytes())
+    for name, file in world_files().items():
+        h.update(name.encode() + b"\0" + file.read_bytes())
     h.update(b"reference\0" + (code_of(REFERENCE) if REFERENCE.is_file() else "absent").encode())
     return h.hexdigest()
 
@@ -182,7 +182,6 @@ def compute(calls: list[tuple[str, list]]) -> dict:
 
 def write(path: Path = DATA_FILE) -> dict:
     """Recompute the values grading.yaml's settings need and write them to `path`."""
-    from autograder import config
     data = compute(shipped_calls(config.load().e2e))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, separators=(",", ":")) + "\n")

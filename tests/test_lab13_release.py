@@ -23,6 +23,7 @@ from autograder.bundling import guard
 from autograder.bundling.declarations import e2e_descriptions
 from autograder.bundling.pipeline import Sources
 from autograder.bundling.public_config import visible_tests
+from autograder.paths import ROOT
 
 RAW = yaml.safe_load((LAB13 / "grading.yaml").read_text())
 STARTER = LAB13 / "assignment" / "posttrain.py"
@@ -54,7 +55,10 @@ def test_the_student_bundle_holds_the_lab_and_its_self_check(released):
             "tests/test_public.py", "self_check.py", "requirements.txt", "README.md", "grading.yaml",
             "grading/checks/public/dpo.py", "autograder/self_check.py", "autograder/grade.py"} <= set(files)
     assert files["posttrain.py"] == STARTER.read_bytes()
-    assert all(files[name] == (LAB13 / "assignment" / name).read_bytes() for name in CFG.world)
+    world = {"tinylm.py": ROOT / "assignment", "lab_helpers.py": ROOT / "assignment", "sft.pt": ROOT / "assignment",
+             "training.py": LAB13 / "assignment"}  # Lab 12's shared files, Lab 13's own
+    assert all(files[name] == (folder / name).read_bytes() for name, folder in world.items())
+    assert yaml.safe_load(files["grading.yaml"])["world"] == ["tinylm.py", "lab_helpers.py", "sft.pt", "training.py"]
     shipped = yaml.safe_load(files["grading.yaml"])
     assert shipped["tests"] == visible_tests(RAW) and shipped["e2e"] == {} and shipped["submission"] == "posttrain.py"
 

@@ -73,6 +73,25 @@ def stale_data(lab: Path) -> None:  # the mistakes' e2e outcomes no longer match
     path.write_text(path.read_text() + "\n\ndef _edited():\n    return 1\n")
 
 
+def world_file_missing(lab: Path) -> None:
+    edit(lab / "grading.yaml", "world: [toyworld.py]", "world: [toyworld.py, ../other/assignment/helpers.py]")
+
+
+def world_name_twice(lab: Path) -> None:
+    shared = lab.parent / "other" / "assignment" / "toyworld.py"
+    shared.parent.mkdir(parents=True)
+    shared.write_text((lab / "assignment" / "toyworld.py").read_text())
+    edit(lab / "grading.yaml", "world: [toyworld.py]", "world: [toyworld.py, ../other/assignment/toyworld.py]")
+
+
+def stale_shared_copy(lab: Path) -> None:  # the lab names another lab's file and still holds an old copy of it
+    shared = lab.parent / "other" / "assignment" / "helpers.py"
+    shared.parent.mkdir(parents=True)
+    shared.write_text("SCALE = 2\n")
+    (lab / "assignment" / "helpers.py").write_text("SCALE = 1\n")
+    edit(lab / "grading.yaml", "world: [toyworld.py]", "world: [toyworld.py, ../other/assignment/helpers.py]")
+
+
 @pytest.mark.parametrize("mistake, command, names", [
     (broken_yaml, ("grade", "solutions/toy.py"), r"grading.yaml:\d+: not valid YAML"),
     (unknown_key, ("validate",), r"grading.yaml:\d+: hypothesis.max_exampels: unknown key"),
@@ -84,6 +103,10 @@ def stale_data(lab: Path) -> None:  # the mistakes' e2e outcomes no longer match
     (yaml_entry_without_check, ("calibrate", "--no-write"), r"grading.yaml:\d+: tests.scale.typo_check: no check"),
     (hints_never_confirmed, ("validate",), r"grading/lab.py: the bank's mistake mean.plain_mean has a hint"),
     (stale_data, ("release",), r"release: grading/data/e2e_mistakes.json is stale"),
+    (world_file_missing, ("grade", "solutions/toy.py"), r"grading.yaml:\d+: world: ../other/assignment/helpers.py "
+                                                        r"is not a file"),
+    (world_name_twice, ("validate",), r"grading.yaml:\d+: world: two files named toyworld.py"),
+    (stale_shared_copy, ("grade", "solutions/toy.py"), r"assignment/helpers.py: a stale copy of the shared world"),
 ])
 def test_an_authors_mistake_is_one_line_and_exit_2(tmp_path, mistake, command, names):
     lab = lab_copy(tmp_path)

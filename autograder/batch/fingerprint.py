@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from pathlib import Path
 
-from autograder.paths import ASSIGNMENT, ENGINE, GRADING, GRADING_YAML, LAB, REFERENCE, WORLD_FILES
+from autograder.paths import ENGINE, GRADING, GRADING_YAML, LAB, REFERENCE, world_files
 
 PACKAGE = ENGINE
 # Files of the package that cannot change a grade: the batch runner, the commands, the class report, the bundling.
@@ -28,7 +29,7 @@ def grader_files() -> list[Path]:
                       and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(folder).parts))
     engine = [p for p in files(PACKAGE) if not p.relative_to(PACKAGE).as_posix().startswith(GRADE_NEUTRAL)]
     lab = files(GRADING) if GRADING.is_dir() else []
-    return [*engine, *lab, REFERENCE, GRADING_YAML, *(ASSIGNMENT / name for name in WORLD_FILES)]
+    return [*engine, *lab, REFERENCE, GRADING_YAML, *world_files().values()]
 
 
 @functools.lru_cache(maxsize=1)
@@ -38,7 +39,7 @@ def grader_version() -> str:
     for path in grader_files():
         data = path.read_bytes() if path.is_file() else b"<absent>"
         label = (f"engine/{path.relative_to(ENGINE).as_posix()}" if path.is_relative_to(ENGINE)
-                 else f"lab/{path.relative_to(LAB).as_posix()}").encode()
+                 else f"lab/{os.path.relpath(path, LAB)}").encode()  # a shared world file: ../
         digest.update(len(label).to_bytes(8, "big") + label + len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()
 

@@ -11,6 +11,7 @@ grading.yaml, grading/ and release/recipes.yaml (with the lab's own handout temp
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,9 +88,10 @@ class Sources:
 
     @property
     def world(self) -> dict[str, str]:
-        """The given world (grading.yaml `world`): its files in assignment/ -> their names."""
-        assignment = _place(self.lab, paths.ASSIGNMENT).relative_to(self.lab).as_posix()
-        return {f"{assignment}/{name}": name for name in self.raw["world"]}
+        """The given world (grading.yaml `world`): its files, as paths from the lab's folder (another lab's file
+        starts with ../) -> the names students get them under."""
+        files = paths.world_files(tuple(self.raw["world"]), self.lab)
+        return {os.path.relpath(file, self.lab): name for name, file in files.items()}
 
     def context(self, tree: Tree) -> dict:
         """What the handout and the notebook's introduction show about a release whose student files are `tree`."""
@@ -157,9 +159,11 @@ def gradescope_tree(src: Sources) -> Tree:
     """The whole grader: the engine, the lab's grading/, reference, grading.yaml and world, and Gradescope's scripts."""
     tree = Tree()
     add_grader_engine(tree, src.engine)
-    lab_files = ["grading.yaml", *src.world,
-                 *(p.relative_to(src.lab).as_posix() for p in (_place(src.lab, paths.GRADING), src.reference))]
-    collect_files(tree, src.lab, {name: name for name in lab_files})
+    lab_files = ["grading.yaml", *(p.relative_to(src.lab).as_posix() for p in (_place(src.lab, paths.GRADING),
+                                                                            src.reference))]
+    assignment = _place(src.lab, paths.ASSIGNMENT).relative_to(src.lab).as_posix()
+    collect_files(tree, src.lab, {**{name: name for name in lab_files},
+                                  **{path: f"{assignment}/{name}" for path, name in src.world.items()}})
     add_assets(tree, GRADESCOPE_ASSETS)
     add_scripts(tree, src.env, {f"engine/{t}": target for t, target in GRADESCOPE_SCRIPTS.items()},
                 {"torch": src.torch, "submission": src.raw["submission"]})

@@ -8,6 +8,8 @@ end-to-end section (seeds, thresholds, training settings).
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 import yaml
 
 from autograder.bundling.tree import Tree
@@ -27,9 +29,11 @@ def visible_tests(raw: dict) -> dict[str, dict]:
 
 def public_config(raw: dict) -> dict:
     public = {key: raw[key] for key in KEPT if key in raw}
+    public["world"] = [PurePosixPath(entry).name for entry in raw["world"]]  # a shared file lies beside the rest
     public["tests"] = visible_tests(raw)
     public["e2e"] = {}
-    public["limits"] = raw["limits"]
+    if "limits" in raw:
+        public["limits"] = raw["limits"]
     return public
 
 
