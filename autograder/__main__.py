@@ -19,7 +19,8 @@ from autograder import paths
 from autograder.commands.common import EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
 from autograder.config import ConfigError
 
-COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "refresh", "starter")  # + the lab's own
+COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "refresh", "starter",
+            "new-lab")  # + the lab's own
 DESCRIPTION = "Grade a lab's submissions, one or a whole class, and build what students and graders get."
 EXAMPLES = """examples:
   python -m autograder grade upload/ --out report/          grade one submission

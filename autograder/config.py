@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from autograder.domain_spec import Parameter
 from autograder.lab_folder import GRADING_YAML
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's, least visible first
@@ -37,6 +38,8 @@ class ConfigError(Exception):
 
 def doc(text: str, default: Any = dataclasses.MISSING) -> Any:
     """A declared key: its meaning (shown in errors and checked against docs/grading-yaml.md) and default."""
+    if isinstance(default, dict):  # a fresh empty mapping per instance
+        return field(default_factory=dict, metadata={"doc": text})
     return field(default=default, metadata={"doc": text})
 
 
@@ -143,6 +146,9 @@ class ContractFunction:
                        'row of ARG: shape (ARG.shape[0],)), several joined by ", "')
     mask: str = doc("the parameter marking where a per-token output is padding: answers are compared where it "
                     "is 1", "")
+    domain: dict[str, str] = doc("its valid inputs, one entry per parameter (`tensor B T`, `mask B T`, "
+                                 "`float 0.5..4`, `int 1..8`, `bool`, `choice A B`; autograder/domains.py): "
+                                 "what generated checks draw from", {})
 
     def shapes(self, args: tuple) -> Any:
         """The shape(s) it must return for these positional arguments: () per scalar, ARG's shape per "like ARG",
@@ -297,6 +303,13 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
                                    f'"rows of PARAMETER" (parameters: {", ".join(fn.parameters)})')
         if fn.mask and fn.mask not in fn.parameters:
             raise reader.error(f"contract.{name}.mask", f"{fn.mask!r} is not one of its parameters")
+        if fn.domain and set(fn.domain) != set(fn.parameters):
+            raise reader.error(f"contract.{name}.domain", f"declare every parameter once ({', '.join(fn.parameters)})")
+        for parameter, spec in fn.domain.items():
+            try:
+                Parameter.parse(parameter, spec)
+            except ValueError as exc:
+                raise reader.error(f"contract.{name}.domain.{parameter}", str(exc)) from None
     for i, column in enumerate(cfg.leaderboard_columns):
         if column.test not in cfg.tests or not column.test.startswith("e2e."):
             raise reader.error("leaderboard_columns", f"column {i + 1}: {column.test!r} is not an e2e test here")
