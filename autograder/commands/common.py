@@ -11,12 +11,13 @@ one line `error: ...` on stderr and exits 2. Exit codes, the same for every comm
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 from collections.abc import Collection
 from pathlib import Path
 from typing import NoReturn
+
+from autograder.filetree import remove_tree
 
 DONE, FAILURES, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 EXIT_CODES = """exit codes:
@@ -170,7 +171,7 @@ def _within(path: Path, folder: Path) -> bool:
 def _probe(folder: Path, option: str, target: Path) -> None:
     """Create and remove a folder inside `folder`: the only sure test of writing there (root ignores modes)."""
     try:
-        shutil.rmtree(tempfile.mkdtemp(prefix=".autograder-write-probe-", dir=folder))
+        remove_tree(tempfile.mkdtemp(prefix=".autograder-write-probe-", dir=folder))
     except OSError as exc:
         fail(f"{option} {target} cannot be written: {folder} refuses new files ({exc.strerror or exc}); "
              "choose another folder")
