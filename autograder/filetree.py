@@ -1,14 +1,16 @@
-"""Remove a folder a submission may have shaped, whatever it holds, and never raise.
+"""Remove or measure a folder a submission may have shaped, whatever it holds, and never raise.
 
     left = remove_tree(path)     # [] when `path` is gone; else the paths that stay (each a reason of its own)
+    size = allocated_bytes(path) # what the files beneath hold (st_blocks), at any depth
 
 `shutil.rmtree` recurses in Python (RecursionError at ~1,000 nested folders, which no `ignore_errors`
 catches), keeps a descriptor per level and gives up on a folder of mode 0o000. This walks the tree with
 an explicit stack of directory descriptors (`os.open(..., dir_fd=)`, `os.scandir(fd)`, `unlink`/`rmdir`
-with `dir_fd`), so depth costs memory, not the interpreter's stack:
+with `dir_fd`), so depth costs memory, not the interpreter's stack, and each entry is reached in one step
+(a walk by path names is quadratic in depth, and stops at PATH_MAX, ~2,000 levels):
 - links are never followed (O_NOFOLLOW; a link is removed as a name), nor mount points crossed (another
   `st_dev` stays, reported);
-- a folder this process owns but cannot list or change (mode 0o000, 0o500...) is given u+rwx first;
+- removing, a folder this process owns but cannot list or change (mode 0o000, 0o500...) is given u+rwx;
 - at most WINDOW descriptors are open at once; a level whose descriptor was closed is reopened through
   ".." of its child and used only when it is the same folder (device and inode), so a tree moved while
   it is removed is left, not followed elsewhere;
@@ -55,8 +57,29 @@ def remove_tree(path: str | os.PathLike) -> list[str]:
         os.close(base)
 
 
-class _Removal:
-    """The walk of one tree, beneath the open folder `base` (the parent of the tree's root)."""
+def allocated_bytes(path: str | os.PathLike) -> int:
+    """Bytes allocated (st_blocks: a sparse file counts what it holds) to `path` and everything beneath it,
+    links not followed; what cannot be read counts nothing. Changes nothing."""
+    path = os.path.abspath(os.fspath(path))
+    parent, name = os.path.split(path)
+    try:
+        base = os.open(parent or "/", DIR_FLAGS & ~os.O_NOFOLLOW)
+    except OSError:
+        return 0
+    try:
+        walk = _Measure(path, base)
+        walk.run(name)
+        return walk.total
+    finally:
+        os.close(base)
+
+
+class _Walk:
+    """The depth-first walk of one tree beneath the open folder `base` (the parent of the tree's root): every
+    file is given to `_file` when its folder is listed, every folder to `_folder` when opened and to `_done`
+    once everything beneath it was walked."""
+
+    GRANT = False  # give folders this process owns, but cannot list or change, u+rwx
 
     def __init__(self, root: str, base: int):
         self.root, self.base = root, base
@@ -65,13 +88,13 @@ class _Removal:
         self.device = -1
 
     def run(self, name: str) -> list[str]:
-        if not self._unlink_or_push(self.base, name):
+        if not self._visit(self.base, name):
             return self.left
         self.device = self.stack[0].ident[0]
         while self.stack:
             top = self.stack[-1]
             if top.subdirs:
-                self._unlink_or_push(top.fd, top.subdirs.pop())
+                self._visit(top.fd, top.subdirs.pop())
             else:
                 self._leave()
         return self.left
@@ -80,8 +103,18 @@ class _Removal:
         names = [level.name for level in self.stack[1:]] + ([name] if name is not None else [])
         return os.path.join(self.root, *names)
 
-    def _unlink_or_push(self, parent: int, name: str) -> bool:
-        """Remove `name` when it is not a folder; open, list and push it when it is. True when pushed."""
+    def _file(self, parent: int, name: str) -> bool:
+        """Handle the file (not folder) `name`: False when it is a folder after all."""
+        raise NotImplementedError
+
+    def _folder(self, fd: int, info: os.stat_result) -> None:
+        """The folder just opened (`info`: its fstat), before it is listed."""
+
+    def _done(self, parent: int, name: str) -> None:
+        """The folder `name`, everything beneath it walked."""
+
+    def _visit(self, parent: int, name: str) -> bool:
+        """Give `name` to `_file` when it is not a folder; open, list and push it when it is. True when pushed."""
         try:
             info = os.stat(name, dir_fd=parent, follow_symlinks=False)
         except FileNotFoundError:
@@ -89,7 +122,7 @@ class _Removal:
         except OSError:
             return self._keep(name)
         if not stat.S_ISDIR(info.st_mode):
-            if not self._unlink(parent, name):
+            if not self._file(parent, name):
                 self._keep(name)
             return False
         fd = self._open(parent, name)
@@ -99,8 +132,7 @@ class _Removal:
             here = os.fstat(fd)
             if self.device >= 0 and here.st_dev != self.device:  # a mount point: not ours to empty
                 raise OSError("another file system")
-            if here.st_uid == os.geteuid() and here.st_mode & 0o700 != 0o700:
-                os.fchmod(fd, stat.S_IMODE(here.st_mode) | 0o700)
+            self._folder(fd, here)
             with os.scandir(fd) as entries:
                 listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
         except OSError:
@@ -109,7 +141,7 @@ class _Removal:
         level = _Level(name, fd, (here.st_dev, here.st_ino))
         self.stack.append(level)
         for entry, is_dir in listed:
-            if is_dir or not self._unlink(fd, entry):  # a folder is visited later; a file goes at once
+            if is_dir or not self._file(fd, entry):  # a folder is visited later, a file at once
                 level.subdirs.append(entry)
         if len(self.stack) > WINDOW:
             far = self.stack[-WINDOW - 1]
@@ -118,20 +150,7 @@ class _Removal:
                 far.fd = -1
         return True
 
-    def _unlink(self, parent: int, name: str) -> bool:
-        """Remove the file (not folder) `name`; False when it is a folder after all, else True (kept if it stays)."""
-        try:
-            os.unlink(name, dir_fd=parent)
-        except IsADirectoryError:
-            return False
-        except FileNotFoundError:
-            pass
-        except OSError:
-            self._keep(name)
-        return True
-
-    @staticmethod
-    def _open(parent: int, name: str) -> int:
+    def _open(self, parent: int, name: str) -> int:
         """A descriptor of folder `name` in `parent`, given u+rwx first when it is ours and unreadable; -1 if not."""
         try:
             return os.open(name, DIR_FLAGS, dir_fd=parent)
@@ -139,7 +158,7 @@ class _Removal:
             pass
         except OSError:
             return -1
-        if not O_PATH:
+        if not (self.GRANT and O_PATH):
             return -1
         try:
             handle = os.open(name, O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
@@ -169,7 +188,7 @@ class _Removal:
         if not self.stack:
             os.close(done.fd)
             if not done.kept:
-                self._rmdir(self.base, done.name)
+                self._done(self.base, done.name)
             return
         parent = self.stack[-1]
         if parent.fd < 0:
@@ -185,15 +204,7 @@ class _Removal:
         if done.kept:
             parent.kept = True
         else:
-            self._rmdir(parent.fd, done.name)
-
-    def _rmdir(self, parent: int, name: str) -> None:
-        try:
-            os.rmdir(name, dir_fd=parent)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            self._keep(name)
+            self._done(parent.fd, done.name)
 
     @staticmethod
     def _reopen_parent(child: int, ident: tuple[int, int]) -> int:
@@ -210,3 +221,54 @@ class _Removal:
             os.close(fd)
             return -1
         return fd
+
+
+class _Removal(_Walk):
+    """Files are unlinked when their folder is listed, folders removed once empty."""
+
+    GRANT = True
+
+    def _file(self, parent: int, name: str) -> bool:
+        """Remove the file (not folder) `name`; False when it is a folder after all, else True (kept if it stays)."""
+        try:
+            os.unlink(name, dir_fd=parent)
+        except IsADirectoryError:
+            return False
+        except FileNotFoundError:
+            pass
+        except OSError:
+            self._keep(name)
+        return True
+
+    def _folder(self, fd: int, info: os.stat_result) -> None:
+        if info.st_uid == os.geteuid() and info.st_mode & 0o700 != 0o700:
+            os.fchmod(fd, stat.S_IMODE(info.st_mode) | 0o700)
+
+    def _done(self, parent: int, name: str) -> None:
+        try:
+            os.rmdir(name, dir_fd=parent)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            self._keep(name)
+
+
+class _Measure(_Walk):
+    """Adds up st_blocks; removes and changes nothing."""
+
+    def __init__(self, root: str, base: int):
+        super().__init__(root, base)
+        self.total = 0
+
+    def _file(self, parent: int, name: str) -> bool:
+        try:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except OSError:
+            return True
+        if stat.S_ISDIR(info.st_mode):
+            return False
+        self.total += info.st_blocks * 512
+        return True
+
+    def _folder(self, fd: int, info: os.stat_result) -> None:
+        self.total += info.st_blocks * 512

@@ -386,10 +386,10 @@ class Child:
         what its uid owns in the shared temp folders (with bubblewrap those are private and size-capped)."""
         if self.iso.bwrap:
             return 0.0
-        total = _tree_bytes(str(self.home / "tmp")) if _on_tmpfs(str(self.home / "tmp")) else 0
+        total = filetree.allocated_bytes(self.home / "tmp") if _on_tmpfs(str(self.home / "tmp")) else 0
         if self.uid is not None:
             for folder in filter(_on_tmpfs, SHARED_TEMP):
-                total += sum(_tree_bytes(e.path) for e in _entries_of(self.uid, folder))
+                total += sum(filetree.allocated_bytes(e.path) for e in _entries_of(self.uid, folder))
         return total / (1 << 20)
 
     def members(self) -> set[int]:
@@ -534,24 +534,6 @@ def _remove(path: str | Path) -> None:
         _TOLD.add(str(path))
         print(f"autograder: could not remove {str(path)!r}, left by a sandboxed child: {len(left)} entries stay "
               f"(the first: {left[0]!r}); grading goes on, remove it by hand", file=sys.stderr)
-
-
-def _tree_bytes(path: str) -> int:
-    """Bytes allocated (st_blocks: sparse files count what they really hold) beneath `path`, links not followed."""
-    total, todo = 0, [path]
-    while todo:
-        current = todo.pop()
-        try:
-            info = os.lstat(current)
-        except OSError:
-            continue
-        total += info.st_blocks * 512
-        if stat.S_ISDIR(info.st_mode):
-            try:
-                todo += [e.path for e in os.scandir(current)]
-            except OSError:
-                pass
-    return total
 
 
 @functools.lru_cache(maxsize=64)

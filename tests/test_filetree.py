@@ -218,3 +218,26 @@ def test_a_tree_moved_while_it_is_removed_is_not_followed(tmp_path, monkeypatch)
     assert left and all(p.startswith(str(tree)) for p in left)
     assert (tmp_path / "bystander").exists() and tree.exists()
 
+
+
+def test_allocated_bytes_counts_every_depth_and_follows_no_link(tmp_path):
+    """Memory held in tmpfs files counts wherever they lie: a path-name walk stopped at PATH_MAX (~2,000 levels)
+    and took 0.4 s of CPU for 3,000 levels; links, even to big files, count only themselves."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    nest(tree, 3_000)
+    fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(3_000):
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    with open(os.open("big", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd), "wb") as f:
+        f.write(b"\1" * (4 << 20))
+    os.close(fd)
+    (tmp_path / "outside").write_bytes(b"\1" * (8 << 20))
+    (tree / "link").symlink_to(tmp_path / "outside")
+    (tree / "loop").symlink_to(".")
+    size = filetree.allocated_bytes(tree)
+    assert 4 << 20 <= size < (4 << 20) + 3_001 * 8192 + (1 << 20)
+    assert filetree.allocated_bytes(tmp_path / "outside") >= 8 << 20 and filetree.allocated_bytes(tmp_path / "no") == 0
+    assert remove_tree(tree) == []

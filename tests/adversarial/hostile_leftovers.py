@@ -1,4 +1,4 @@
-# Leave a tree no naive removal survives in the child's temp folder, at import: 5,000 nested folders
+# Leave a tree no naive removal survives in the child's temp folder, at import: 3,000 nested folders
 # (shutil.rmtree raised RecursionError from ~1,000), folders of mode 0o000 at several depths, link loops and
 # links out (to / and to the judge's report folder), names with a newline, an escape and bytes that are not
 # UTF-8. Answers right otherwise (standalone: also imported on its own by a judge that is then killed).
@@ -8,7 +8,7 @@ import os as _os
 def _hostile_leftovers(top):
     _os.makedirs(top, exist_ok=True)
     fd = _os.open(top, _os.O_RDONLY | _os.O_DIRECTORY)
-    for _ in range(5_000):  # through descriptors: the path grows past PATH_MAX
+    for _ in range(3_000):  # through descriptors: the path grows past PATH_MAX
         _os.mkdir("d", dir_fd=fd)
         inner = _os.open("d", _os.O_RDONLY | _os.O_DIRECTORY, dir_fd=fd)
         _os.close(fd)
