@@ -164,6 +164,16 @@ def check_outside_grader(path: Path, option: str = "--out") -> None:
          f"next release; give a folder outside {root}, or under {root / OUTPUT_FOLDERS[0]}")
 
 
+def check_child_can_work() -> None:
+    """Before grading many: a sandboxed child started here can use its folder (TMPDIR...), else exit 2 with why."""
+    from autograder import preflight
+    from autograder.isolation import IsolationError
+    try:
+        preflight.ensure_child_can_work(load_config().limits)
+    except IsolationError as exc:
+        fail(str(exc))
+
+
 def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
