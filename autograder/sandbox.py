@@ -532,8 +532,11 @@ def _remove(path: str | Path) -> None:
     left = filetree.remove_tree(path)
     if left and str(path) not in _TOLD:
         _TOLD.add(str(path))
-        print(f"autograder: could not remove {str(path)!r}, left by a sandboxed child: {len(left)} entries stay "
-              f"(the first: {left[0]!r}); grading goes on, remove it by hand", file=sys.stderr)
+        try:
+            print(f"autograder: could not remove {str(path)!r}, left by a sandboxed child: {len(left)} entries stay "
+                  f"(the first: {left[0]!r}); grading goes on, remove it by hand", file=sys.stderr)
+        except (OSError, ValueError):  # stderr closed or a broken pipe: cleanup still never raises
+            pass
 
 
 @functools.lru_cache(maxsize=64)
