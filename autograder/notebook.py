@@ -26,7 +26,6 @@ import ast
 import atexit
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -179,8 +178,9 @@ def notebook_to_module_file(path: Path) -> tuple[Path, tuple[tuple[int, int] | N
     cell and line each line of the file comes from). NotebookError says why it could not."""
     converted = bounded_convert(Path(path))
     folder = Path(tempfile.mkdtemp(prefix="autograder-notebook-"))
-    atexit.register(shutil.rmtree, folder, True)
     from autograder import config  # here, not at the top: the bounded conversion runs this file with -I -S
+    from autograder.filetree import remove_tree
+    atexit.register(remove_tree, folder)
     module = folder / config.current().submission
     module.write_text(converted.source, encoding="utf-8")
     return module, converted.cells

@@ -33,10 +33,16 @@ from autograder.isolation import IsolationError
 from autograder.sandbox import Child, ChildFailure, SandboxError
 
 CHUNK = 2_000  # paths per question to the probe (a frame's JSON stays far below wire.MAX_JSON)
+USABLE = ("its world folder", "its submission folder", "its temp folder", "its world files")  # probe.usable's words
 
 
 class SecretsVisible(IsolationError):
     """A secret would be readable (or writable) by the submission: grading here is refused."""
+
+
+class ChildCannotWork(IsolationError):
+    """The sandboxed child could not use its own folder (e.g. a TMPDIR its uid cannot search): every submission
+    would be graded "not importable", so grading here is refused."""
 
 
 def secret_paths(extra: Iterable[Path] = ()) -> list[Path]:
@@ -57,13 +63,10 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
                              "bubblewrap) or use Linux >= 5.13 with Landlock enabled; where this machine holds no "
                              "other copy of the grader (a container), AUTOGRADER_SOLE_COPY=1 accepts file modes")
     copies = isolation.secret_copies()
-    try:
-        probe = Child(None, limits, iso, program="probe.py")
-    except (SandboxError, ChildFailure) as exc:
-        raise SecretsVisible(f"cannot check that the grader's files are hidden from submissions ({exc}); "
-                             "not grading") from None
+    probe = _start_probe(limits, iso)
     exposed, identities = [], _identities([c.path for c in copies] + secrets)
     try:
+        _ensure_usable(probe)
         for start in range(0, len(identities), CHUNK):
             answer = probe.request({"op": "probe", "paths": identities[start:start + CHUNK]}, timeout=60,
                                    what="the secrets probe")
@@ -82,6 +85,42 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
     if exposed:
         raise SecretsVisible(f"{exposed[0]} (and {len(set(exposed)) - 1} more) would be readable or writable "
                              f"by submissions at this isolation level ({iso.describe()}): {_fix(iso)}")
+
+
+def ensure_child_can_work(limits: Limits, iso: isolation.Isolation | None = None) -> None:
+    """Raise ChildCannotWork (one sentence) unless a child started here could read its world and submission
+    folders and write its temp folder (~0.1 s: one probe). ensure_secrets_hidden asks this too."""
+    probe = _start_probe(limits, iso or isolation.detect())
+    try:
+        _ensure_usable(probe)
+    finally:
+        probe.kill()
+
+
+def _start_probe(limits: Limits, iso: isolation.Isolation) -> Child:
+    try:
+        return Child(None, limits, iso, program="probe.py")
+    except (SandboxError, ChildFailure) as exc:
+        raise SecretsVisible(f"cannot check that the grader's files are hidden from submissions ({exc}); "
+                             "not grading") from None
+
+
+def _ensure_usable(probe: Child) -> None:
+    """The probe's answer to "usable": ChildCannotWork names the folder the child's uid cannot search."""
+    try:
+        answer = probe.request({"op": "usable"}, timeout=60, what="the sandbox's probe")
+    except ChildFailure as exc:
+        raise ChildCannotWork(f"the sandbox's probe failed ({exc}); not grading") from None
+    if answer.get("usable") is True:
+        return
+    # only the grader's own words: the folders above the child's, and what the probe could not use
+    above = {str(p) for p in [probe.home, *probe.home.parents]}
+    blocked = next((p for p in sorted(above, key=len) if p == answer.get("blocked")), "")
+    what = next((w for w in USABLE if w == answer.get("what")), "its own folder")
+    why = f"{blocked} is not searchable by the sandbox's uid" if blocked else f"{what} is out of the child's reach"
+    raise ChildCannotWork(f"submissions cannot run in {probe.home.parent} (the temporary folder: TMPDIR): {why} at "
+                          f"this isolation level ({probe.isolation}), so every submission would be graded not "
+                          "importable; set TMPDIR to a folder anyone may search and write in, like /tmp (mode 1777)")
 
 
 def _identities(secrets: list[Path]) -> list[list]:

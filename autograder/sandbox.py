@@ -32,7 +32,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder import config, ipc, isolation, textsafe
+from autograder import config, filetree, ipc, isolation, textsafe
 from autograder.budget import CallClock
 from autograder.child import wire
 from autograder.config import Limits
@@ -45,6 +45,7 @@ MEMORY_CHECK_SECONDS = 1.0  # across short calls: tmpfs files every poll, the tr
 KILL_SECONDS = 2.0     # how long kill() waits for every process of the child to be gone
 CHILD_ROOT: str | None = None  # where the children's folders go (None: the system's temp folder)
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")  # writable by anyone: cleaned of a child's files without bwrap
+_TOLD: set[str] = set()  # leftovers already reported to staff (once each)
 HOME_NAME = re.compile(r"autograder-child-(\d+)-(\d+)-.*")  # autograder-child-<judge's pid namespace>-<judge's pid>-...
 
 
@@ -385,10 +386,10 @@ class Child:
         what its uid owns in the shared temp folders (with bubblewrap those are private and size-capped)."""
         if self.iso.bwrap:
             return 0.0
-        total = _tree_bytes(str(self.home / "tmp")) if _on_tmpfs(str(self.home / "tmp")) else 0
+        total = filetree.allocated_bytes(self.home / "tmp") if _on_tmpfs(str(self.home / "tmp")) else 0
         if self.uid is not None:
             for folder in filter(_on_tmpfs, SHARED_TEMP):
-                total += sum(_tree_bytes(e.path) for e in _entries_of(self.uid, folder))
+                total += sum(filetree.allocated_bytes(e.path) for e in _entries_of(self.uid, folder))
         return total / (1 << 20)
 
     def members(self) -> set[int]:
@@ -459,7 +460,7 @@ class Child:
             for folder in SHARED_TEMP:
                 _remove_owned_by(self.uid, folder)
             ipc.remove_owned_by(self.uid)
-        shutil.rmtree(self.home, ignore_errors=True)
+        _remove(self.home)
 
 
 def sweep_orphans(root: str) -> None:
@@ -476,15 +477,15 @@ def sweep_orphans(root: str) -> None:
         return
     for entry in entries:
         name = HOME_NAME.fullmatch(entry.name)
-        if not name or int(name[1]) != _pid_namespace() or _alive(int(name[2])):
-            continue
+        if not name or int(name[1]) != _pid_namespace() or _alive(int(name[2])) or entry.path in _TOLD:
+            continue  # (one that could not be removed is not walked again by this process)
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             continue
-        shutil.rmtree(entry.path, ignore_errors=True)
+        _remove(entry.path)
         uid = info.st_gid  # root:uid once handed over
         if os.geteuid() == 0 and uid >= isolation.UID_BASE and not _uid_in_use(uid):
             for folder in SHARED_TEMP:
@@ -522,31 +523,20 @@ def _entries_of(uid: int, folder: str) -> list[os.DirEntry]:
 def _remove_owned_by(uid: int, folder: str) -> None:
     """Delete the entries of `folder` that belong to `uid` (without following links)."""
     for entry in _entries_of(uid, folder):
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
-        except OSError:
-            continue
+        _remove(entry.path)
 
 
-def _tree_bytes(path: str) -> int:
-    """Bytes allocated (st_blocks: sparse files count what they really hold) beneath `path`, links not followed."""
-    total, todo = 0, [path]
-    while todo:
-        current = todo.pop()
+def _remove(path: str | Path) -> None:
+    """Remove what a child left (filetree: any depth, mode, link or name; never raises). What stays is said
+    once to staff, on stderr (never in a report): grading goes on, and a later sweep tries again."""
+    left = filetree.remove_tree(path)
+    if left and str(path) not in _TOLD:
+        _TOLD.add(str(path))
         try:
-            info = os.lstat(current)
-        except OSError:
-            continue
-        total += info.st_blocks * 512
-        if stat.S_ISDIR(info.st_mode):
-            try:
-                todo += [e.path for e in os.scandir(current)]
-            except OSError:
-                pass
-    return total
+            print(f"autograder: could not remove {str(path)!r}, left by a sandboxed child: {len(left)} entries stay "
+                  f"(the first: {left[0]!r}); grading goes on, remove it by hand", file=sys.stderr)
+        except (OSError, ValueError):  # stderr closed or a broken pipe: cleanup still never raises
+            pass
 
 
 @functools.lru_cache(maxsize=64)

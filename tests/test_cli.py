@@ -3,16 +3,20 @@ with one `error: ...` line on stderr and exit 2; --help has examples; --version;
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+from autograder import isolation
 from autograder.__main__ import COMMANDS, main
 from autograder.commands.common import CommandError, check_out_folder, comma_list
+from autograder.filetree import remove_tree
 from autograder.paths import REFERENCE, ROOT
 
 
@@ -123,6 +127,30 @@ def test_an_empty_class_is_counted_and_warned_about(files, capsys):
     (files / "emptydir" / "ada").mkdir()
     assert main(["grade-all", str(files / "emptydir"), "--out", str(files / "o")]) == 0
     assert capsys.readouterr().out.startswith("1 student (1 empty or missing): ")
+
+
+def test_a_temp_folder_submissions_cannot_use_stops_grade_and_grade_all(files, capsys, monkeypatch):
+    """The Docker level (own uid, no bubblewrap) with TMPDIR a folder of root's of mode 0700: every student was
+    graded "not importable" and grade-all exited 0. Both refuse before grading: one sentence, exit 2."""
+    bare = dataclasses.replace(isolation.detect(), bwrap=None)
+    if not bare.own_uid:
+        pytest.skip("a child of the grader's own uid can use the grader's folders")
+    base = Path(tempfile.mkdtemp(prefix="autograder-tmpdir-"))
+    base.chmod(0o755)
+    temp = base / "temp"
+    temp.mkdir(mode=0o700)
+    monkeypatch.setattr(isolation, "detect", lambda: bare)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    try:
+        for argv in (["grade", str(files / "rlhf.py"), "--out", str(files / "o1")],
+                     ["grade-all", str(files / "class"), "--out", str(files / "o2")]):
+            code = main(argv)
+            err = capsys.readouterr().err
+            assert code == 2 and err.count("\n") == 1, err
+            assert err.startswith(f"error: submissions cannot run in {temp} (the temporary folder: TMPDIR)"), err
+        assert not (files / "o2" / "gradebook.csv").exists()
+    finally:
+        remove_tree(base)
 
 
 def test_every_command_has_examples_in_its_help(capsys):

@@ -112,3 +112,18 @@ def test_a_grader_that_dies_tells_students_only_a_fixed_sentence(bundle, tmp_pat
     assert results["score"] == 0 and results["stdout_visibility"] == "hidden"
     assert "the GRADER failed" in results["output"] and "HIDDEN-INPUT" not in text
     assert "HIDDEN-INPUT" in done.stdout and "exit code 137" in done.stdout
+
+
+def test_a_temp_folder_the_sandbox_cannot_use_is_refused_before_grading():
+    """TMPDIR a folder of root's, mode 0700: before, every student was graded "not importable" and grade-all exited
+    0; now grade and grade-all each refuse in one sentence, exit 2, and grade nothing."""
+    script = ('mkdir -m 700 /tmp/private && mkdir -p /tmp/class/ada && cp "$2" /tmp/class/ada/rlhf.py && '
+              'export TMPDIR=/tmp/private && "$1" -m autograder grade /tmp/class/ada/rlhf.py --out /tmp/one; '
+              'echo "exit $?"; "$1" -m autograder grade-all /tmp/class --out /tmp/all; echo "exit $?"; ls /tmp/all')
+    done = docker_level.run(["sh", "-c", script, "sh", str(VENV / "bin" / "python"), str(REFERENCE)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=600)
+    errors = done.stderr.strip().splitlines()
+    assert done.stdout.split() == ["exit", "2", "exit", "2"], done.stdout + done.stderr
+    assert len(errors) == 3 and errors[0] == errors[1] and errors[2].startswith("ls: "), errors  # /tmp/all: never made
+    assert errors[0].startswith("error: submissions cannot run in /tmp/private (the temporary folder: TMPDIR): "
+                                "/tmp/private is not searchable by the sandbox's uid"), errors

@@ -11,6 +11,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 
 from autograder import config, isolation, sandbox, seccomp
 from autograder.child import wire
+from autograder.filetree import remove_tree
 from autograder.paths import REFERENCE, ROOT
 
 PROBE = '''
@@ -235,6 +237,42 @@ def test_landlock_rules_carve_grader_files_out_of_bound_folders(tmp_path, monkey
     assert not [p for p in read if p.startswith(str(ROOT / "autograder"))]
     assert str(ROOT / "assignment") in read and str(tmp_path.resolve()) in read
     assert rules["write"] == [str(tmp_path.resolve() / "tmp")] and "/dev/null" in rules["files"]
+
+
+@pytest.fixture
+def temp_folder():
+    """A folder of root's below a searchable one (pytest's own tmp_path is 0700), to serve as TMPDIR."""
+    base = Path(tempfile.mkdtemp(prefix="autograder-tmpdir-"))
+    base.chmod(0o755)
+    (base / "temp").mkdir()
+    yield base / "temp"
+    remove_tree(base)
+
+
+@pytest.mark.parametrize("mode", [0o700, 0o711, 0o1777])
+def test_a_temp_folder_the_childs_uid_cannot_search_is_refused(temp_folder, monkeypatch, mode):
+    """The Docker level (own uid, no bubblewrap) with TMPDIR a folder of root's of mode 0700: every submission was
+    graded "not importable". Now the preflight refuses in one sentence naming the folder; a mode the child's uid can
+    search is accepted, and with bubblewrap (which rebuilds the folders above the child's) any mode is."""
+    from autograder import preflight
+    temp_folder.chmod(mode)
+    monkeypatch.setattr(sandbox, "CHILD_ROOT", str(temp_folder))
+    limits = config.load().limits
+    if isolation.detect().bwrap:
+        preflight.ensure_child_can_work(limits)
+    bare = dataclasses.replace(isolation.detect(), bwrap=None)
+    if not bare.own_uid:
+        pytest.skip("a child of the grader's own uid can use the grader's folders")
+    if mode & 0o001:
+        preflight.ensure_child_can_work(limits, bare)
+        return
+    for check in (preflight.ensure_child_can_work, preflight.ensure_secrets_hidden):
+        with pytest.raises(preflight.ChildCannotWork) as refused:
+            check(limits, iso=bare)
+        assert str(refused.value).startswith(f"submissions cannot run in {temp_folder} (the temporary folder: "
+                                             f"TMPDIR): {temp_folder} is not searchable by the sandbox's uid")
+        assert "set TMPDIR to a folder anyone may search and write in" in str(refused.value)
+    assert not list(temp_folder.iterdir())
 
 
 def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path, monkeypatch):

@@ -30,6 +30,7 @@ import pytest
 
 from autograder import config, ipc, isolation, outcome, remote, sandbox, secret_files
 from autograder import grade as grade_module
+from autograder.filetree import remove_tree
 from autograder.grade import GraderError, grade
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
 from autograder.report import write_reports
@@ -63,7 +64,7 @@ def arena(monkeypatch):
     root.chmod(0o755)
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
     yield root
-    shutil.rmtree(root, ignore_errors=True)
+    remove_tree(root)
 
 
 def sysv_of_children() -> list[tuple[str, int]]:
@@ -196,6 +197,84 @@ def test_a_deep_frame_as_the_import_answer_is_not_importable(tmp_path, arena, cf
                for t in result.tests), [t.message for t in result.tests]
 
 
+def nested_depth(path: Path, name: str = "d") -> int:
+    """How many folders named `name` are nested one in another below `path` (through descriptors: no PATH_MAX)."""
+    depth, fd = 0, os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    while True:
+        try:
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            return depth
+        os.close(fd)
+        depth, fd = depth + 1, inner
+
+
+def dead_pid() -> int:
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
+@slow
+def test_what_a_child_leaves_never_breaks_the_next_grade(tmp_path, arena, cfg):
+    """Its temp folder holds 3,000 nested folders, folders of mode 0o000, link loops, links out and names no codec
+    reads: its folder goes with it, and the reference graded next gets every point (before, at the Docker level:
+    RecursionError in Sandbox.kill, the folder stayed, and every later child start crashed)."""
+    results = []
+    for name in ("hostile_leftovers", ""):
+        (tmp_path / (name or "reference")).mkdir()
+        results.append(attack(tmp_path / (name or "reference"), arena, name, REFERENCE, {"gae"}, cfg))
+        assert not list(arena.iterdir()), "a child's folder stayed"
+    assert "LEFTOVERS built" in results[0].output, results[0].output[-500:]
+    assert [r.score for r in results] == [r.max_score for r in results] and results[0].max_score > 0
+
+
+HOSTILE_JUDGE = """
+import sys, time
+from pathlib import Path
+from autograder import config, sandbox
+sandbox.CHILD_ROOT = sys.argv[1]
+child = sandbox.Child(Path(sys.argv[2]), config.load().limits)
+print(child.home, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_hostile_folder_a_killed_judge_left_is_swept_before_the_next_grade(tmp_path, arena, cfg):
+    """A judge SIGKILLed while its child holds the hostile tree cannot remove it: the next child start does (with
+    bubblewrap the tree was in the child's private /tmp, gone with it), and the reference gets every point."""
+    path = tmp_path / "rlhf.py"
+    path.write_text((ATTACKS / "hostile_leftovers.py").read_text().replace("__OUT__", str(tmp_path)))
+    judge = subprocess.Popen([sys.executable, "-c", HOSTILE_JUDGE, str(arena), str(path)], cwd=ROOT,
+                             stdout=subprocess.PIPE, text=True)
+    left = Path(judge.stdout.readline().strip())
+    judge.kill()
+    judge.wait()
+    assert left.parent == arena and left.is_dir()
+    if not isolation.detect().bwrap:
+        assert nested_depth(left / "tmp" / "leftovers") == 3_000
+    (tmp_path / "next").mkdir()
+    result = attack(tmp_path / "next", arena, "", REFERENCE, {"gae"}, cfg)
+    assert result.score == result.max_score > 0
+    assert not left.exists() and not list(arena.iterdir())
+
+
+def test_a_leftover_that_cannot_be_removed_is_told_to_staff_once(arena, cfg, monkeypatch, capfd):
+    """Children start on regardless, and staff read one line on stderr (never a report) naming what stays."""
+    stuck = arena / f"autograder-child-{sandbox._pid_namespace()}-{dead_pid()}-stuck"
+    stuck.mkdir()
+    remove_tree = sandbox.filetree.remove_tree
+    monkeypatch.setattr(sandbox.filetree, "remove_tree",
+                        lambda path: [f"{path}/held"] if Path(path) == stuck else remove_tree(path))
+    monkeypatch.setattr(sandbox, "_TOLD", set())
+    for _ in range(3):
+        sandbox.Child(None, cfg.limits, program="probe.py").kill()
+    told = [line for line in capfd.readouterr().err.splitlines() if str(stuck) in line]
+    assert len(told) == 1 and "could not remove" in told[0] and "held" in told[0], told
+    assert [p.name for p in arena.iterdir()] == [stuck.name]
+
+
 # --------------------------------------------------------------------------- slow: the rest of the suite
 @slow
 def test_bad_frames_as_answers_fail_those_calls_only(tmp_path, arena, cfg):
@@ -216,7 +295,7 @@ def zeros_score(tmp_path_factory, cfg):
             mp.setattr(sandbox, "CHILD_ROOT", str(root))
             return attack(tmp_path_factory.mktemp("zeros"), root, "returns_zeros", REFERENCE, {"gae"}, cfg).score
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
 
 
 @slow

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from autograder.batch.jobs import TEMP_PREFIX, failed, run_job
+from autograder.filetree import remove_tree
 
 STOP_SECONDS = 10  # a worker asked to stop (SIGTERM: it kills its sandboxed child) is killed after this
 
@@ -137,7 +137,7 @@ class LocalPool:
             w.process.join(timeout=5)
         w.conn.close()
         for leftover in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}{w.process.pid}-*"):
-            shutil.rmtree(leftover, ignore_errors=True)
+            remove_tree(leftover)
 
     def close(self) -> None:
         """Stop every worker: idle ones leave when their channel closes, busy ones are terminated."""
@@ -159,7 +159,7 @@ def _remove_leftovers() -> None:
     for folder in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*-*"):
         pid = folder.name[len(TEMP_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
 
 
 def _alive(pid: int) -> bool:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import html
 import io
 import json
-import shutil
 from pathlib import Path
 
 from autograder.batch.store import atomic_write
+from autograder.filetree import remove_tree
 
 FOLDER = "_similarity"   # a student key never starts with "_" (discover._safe_name)
 PAIRS = "pairs.json"
@@ -69,7 +69,7 @@ def write_similarity(out: Path, pairs: list[dict], sources: dict[str, str], keys
     page per pair, both files side by side with the shared code highlighted."""
     folder = out / FOLDER
     if folder.is_dir() and not folder.is_symlink():
-        shutil.rmtree(folder)
+        remove_tree(folder)
     listed = []
     for p in pairs:
         page = f"{p['a']}__{p['b']}.html"

@@ -102,8 +102,8 @@ def student_folders(out: Path) -> list[str]:
 
 def remove_students(out: Path, students: list[str]) -> None:
     """Remove the result folders of `students` (only folders holding a record: what grade-all wrote)."""
-    import shutil
+    from autograder.filetree import remove_tree
     for student in students:
         folder = out / student
         if folder.is_dir() and not folder.is_symlink() and (folder / RECORD).is_file():
-            shutil.rmtree(folder)
+            remove_tree(folder)

@@ -11,12 +11,13 @@ one line `error: ...` on stderr and exits 2. Exit codes, the same for every comm
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 from collections.abc import Collection
 from pathlib import Path
 from typing import NoReturn
+
+from autograder.filetree import remove_tree
 
 DONE, FAILURES, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 EXIT_CODES = """exit codes:
@@ -163,6 +164,16 @@ def check_outside_grader(path: Path, option: str = "--out") -> None:
          f"next release; give a folder outside {root}, or under {root / OUTPUT_FOLDERS[0]}")
 
 
+def check_child_can_work() -> None:
+    """Before grading many: a sandboxed child started here can use its folder (TMPDIR...), else exit 2 with why."""
+    from autograder import preflight
+    from autograder.isolation import IsolationError
+    try:
+        preflight.ensure_child_can_work(load_config().limits)
+    except IsolationError as exc:
+        fail(str(exc))
+
+
 def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
@@ -170,7 +181,7 @@ def _within(path: Path, folder: Path) -> bool:
 def _probe(folder: Path, option: str, target: Path) -> None:
     """Create and remove a folder inside `folder`: the only sure test of writing there (root ignores modes)."""
     try:
-        shutil.rmtree(tempfile.mkdtemp(prefix=".autograder-write-probe-", dir=folder))
+        remove_tree(tempfile.mkdtemp(prefix=".autograder-write-probe-", dir=folder))
     except OSError as exc:
         fail(f"{option} {target} cannot be written: {folder} refuses new files ({exc.strerror or exc}); "
              "choose another folder")

@@ -13,6 +13,7 @@ from autograder import config
 from autograder.commands.common import (
     FAILURES,
     add_workers,
+    check_child_can_work,
     check_input,
     check_only,
     check_out_folder,
@@ -78,6 +79,8 @@ def main(args: argparse.Namespace) -> int:
     if args.roster is not None:
         check_input(args.roster, "roster", ("file",))
     check_out_folder(args.out)
+    if args.dask is None:  # (Dask workers check their own machine: each grade's preflight)
+        check_child_can_work()
     try:
         s = grade_all(args.submissions, args.out, workers=args.workers, force=args.force,
                       only=sorted(only) if only else None, dask=args.dask, retry_failed=args.retry_failed,
