@@ -37,7 +37,7 @@ class Draw:
     function: str
     args: tuple
     kwargs: dict
-    grad: tuple[int, ...]  # the positional arguments whose gradients are compared
+    grad: tuple[int, ...]  # the positional arguments whose gradients are compared: those any unit check compares
     valid: bool            # False: an input the contract rejects (the answer is an exception)
 
 
@@ -84,7 +84,8 @@ def fresh(reference: ModuleType, function: str, count: int, seed_value: int) -> 
                 checks.load_all()[check_id].run(ctx)
             except (CheckFailed, SubmissionError):
                 pass  # the reference failing its own check on a draw is the domain test's finding, not ours
-    drawn = list(recorder.calls)
+    asked = gradients_asked(reference, function)
+    drawn = [Draw(d.function, d.args, d.kwargs, asked, d.valid) for d in recorder.calls]
     position = 0
     while drawn and len(drawn) < count:  # a check without hypothesis draws: top up with the lab's twins
         base = drawn[position % len(recorder.calls)]
@@ -92,6 +93,19 @@ def fresh(reference: ModuleType, function: str, count: int, seed_value: int) -> 
         drawn.append(Draw(function, args, kwargs, base.grad, base.valid))
         position += 1
     return [d for draw in drawn for d in (_cast(draw, torch.float32), _cast(draw, torch.float64))]
+
+
+def gradients_asked(reference: ModuleType, function: str) -> tuple[int, ...]:
+    """The arguments whose gradients any unit check of `function` compares (run once on the reference)."""
+    recorder = _Recorder(reference, function)
+    ctx = local_context(reference, reference)
+    ctx.sub = recorder
+    registered = checks.load_all()
+    for check_id in config.current().tests:
+        if check_id in registered and function in registered[check_id].functions:
+            with contextlib.suppress(CheckFailed, SubmissionError):
+                registered[check_id].run(ctx)
+    return tuple(sorted({i for call in recorder.calls for i in call.grad}))
 
 
 @contextlib.contextmanager
