@@ -92,6 +92,15 @@ def test_a_survivor_is_equivalent_or_a_gap_named_with_its_diff_and_an_input_wher
     assert out.strip().endswith("ok")
 
 
+def test_the_draws_tell_every_bank_mistake_from_the_reference():
+    """The draws' power, measured: each of the bank's mistakes differs from the reference on some fresh draw."""
+    out = in_lab(TOYLAB, """
+        from autograder.validity import mutation
+        print(mutation.bank_power(1000))
+    """)
+    assert out.strip() == "[]"
+
+
 def test_validate_mutation_prints_the_score_and_refuses_without_mutmut_to_import():
     done = subprocess.run([sys.executable, "-m", "autograder", "validate", "--help"], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)

@@ -113,6 +113,17 @@ def _classify(mutant: mutants.Mutant, reference: ModuleType, functions: tuple[st
               cache: dict, count: int, seed: int) -> Verdict:
     """Equivalent or a gap, on fresh draws of every function the mutant changes."""
     module = module_from_source(mutant.source, f"mutant_{mutant.function}")
+    found = first_difference(module, reference, functions, cache, count, seed)
+    if found:
+        return Verdict(mutant, "gap", found)
+    sizes = ", ".join(f"{fn} {len(cache[fn][0]) // 2}" for fn in functions)
+    return Verdict(mutant, "equivalent", f"same answers and gradients on the draws per dtype of {sizes}")
+
+
+def first_difference(module, reference: ModuleType, functions: tuple[str, ...], cache: dict, count: int,
+                     seed: int) -> str:
+    """"" when `module` answers every fresh draw of `functions` as the reference does, else what differs and
+    where (`cache`: function -> its draws and the reference's answers, filled on first use)."""
     contract = config.current().contract
     for fn in functions:
         if fn not in cache:
@@ -125,9 +136,25 @@ def _classify(mutant: mutants.Mutant, reference: ModuleType, functions: tuple[st
             except MutantTimeout:
                 found = "out of time"
             if found:
-                return Verdict(mutant, "gap", f"{found}, on {draws.describe(draw)}")
-    sizes = ", ".join(f"{fn} {len(cache[fn][0]) // 2}" for fn in functions)
-    return Verdict(mutant, "equivalent", f"same answers and gradients on the draws per dtype of {sizes}")
+                return f"{found}, on {draws.describe(draw)}"
+    return ""
+
+
+def bank_power(count: int = 1000, seed: int = 29) -> list[str]:
+    """The draws' power, measured on the bank: the ids of the lab's mistakes that the fresh draws cannot tell
+    from the reference (each mistake differs from it somewhere in the domain, so each should be told)."""
+    import types
+
+    from autograder import bank
+    from autograder.reference import load_reference
+    from autograder.validity.entries import contract_with
+
+    reference = load_reference()
+    callers = _callers(paths.REFERENCE.read_text(), tuple(config.current().contract))
+    cache: dict = {}
+    return [entry.id for entry in bank.load_all() if entry.is_mistake
+            and not first_difference(types.SimpleNamespace(**contract_with(entry, reference)), reference,
+                                     callers[entry.function], cache, count, seed)]
 
 
 def _hypothesis() -> dict:
