@@ -8,7 +8,7 @@ draws no hypothesis examples (the toy lab's seeded ones) is topped up to `count`
 of its calls (registry.Lab.twin: new values of the same kind and size). Each draw is then asked in float32
 and in float64 (its floating tensors cast), so `count` draws give `count` per dtype at least.
 
-    draws = fresh(reference, "compute_gae", count=1000, seed=29)   # list[Draw]
+    draws = fresh(reference, "f", count=1000, seed_value=29)   # list[Draw]
     answer(reference, draw)   -> Answer: the values, the gradients of the inputs the checks ask them of
     differs(ref_answer, answer, draw, mask_index)  -> "" or what differs
 """

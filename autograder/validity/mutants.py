@@ -7,7 +7,7 @@ its operator list and its one-node replacement as they are (mutmut.mutation.file
 .mutators), without its trampolines and test runner: each mutant is the whole reference source with one
 node replaced, graded in-process by autograder/validity/mutation.py.
 
-    mutants = generate(source, ("compute_gae", ...))   # every mutant inside the functions' solution regions
+    mutants = generate(source, ("f", "g"))   # every mutant inside the functions' solution regions
     mutants[0].id, .function, .line, .before, .after, .diff(source)
 """
 
@@ -36,7 +36,7 @@ def library() -> str:
 
 @dataclass(frozen=True)
 class Mutant:
-    id: str        # "compute_gae#3": the 3rd mutant of compute_gae's solution region
+    id: str        # "f#3": the 3rd mutant of contract function f's solution region
     function: str  # the contract function whose solution region holds the mutated node
     line: int      # the mutated node's first line in the reference
     before: str    # the node's text in the reference
