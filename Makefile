@@ -33,8 +33,9 @@ test-docker:      ## the sandbox and its attacks at the Docker level (root witho
 	env -u AUTOGRADER_SANDBOX AUTOGRADER_EXPECT_LEVEL="no bubblewrap + own uid + Landlock + seccomp" \
 	  $(PY) tests/docker_level.py -- $(PY) -m pytest -q -p no:cacheprovider -m "slow or not slow" $(SANDBOX)
 
-validate:         ## each lab's grader against its bank, nulls and variants, checks and e2e (CI's own steps)
-	$(PY) -m autograder validate --e2e && $(PY) -m autograder --lab labs/lab13 validate --e2e
+validate:         ## each lab's grader against its bank, nulls and variants, checks and e2e, every mutant of its reference
+	$(PY) -m autograder validate --e2e --mutation && $(PY) -m autograder --lab labs/lab13 validate --e2e --mutation \
+	  && $(PY) -m autograder --lab tests/toylab validate --mutation
 
 refresh-check:    ## every shipped data file of each lab matches what it is computed from
 	$(PY) -m autograder refresh --check && $(PY) -m autograder --lab labs/lab13 refresh --check

@@ -4,10 +4,11 @@ bank, measure hint precision/recall and domain coverage; exit 1 on any miss."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import time
 
-from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, load_config
+from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail, load_config, positive_int
 
 HELP = ("check the grader against the mistake bank: null submissions 0, every mistake caught in its own part, "
         "variants at full marks, every hint right, the valid domain reached")
@@ -16,11 +17,13 @@ EXAMPLES = """examples:
   python -m autograder validate --parts gae --verbose    one part, every test of every subject
   python -m autograder validate --entries gae.forward_recursion,gae.no_done_mask
   python -m autograder validate --e2e                    also the e2e tests (CI's own step; slow)
+  python -m autograder validate --mutation               also the mutants of the reference (mutmut's operators)
 
 Exit 1: a mistake was not caught in its own part (or cost points elsewhere), a variant or the reference
 lost points, the starter or a null submission scored, a hint named the wrong mistake (also with the
 graded mistake left out of the bank), or a function's differential check missed a region of its valid
-domain or a possible pair of its factors' levels."""
+domain or a possible pair of its factors' levels, or (--mutation) a mutant of the reference passed every check
+yet answers some draw of the declared domain differently (a gap)."""
 INTERRUPTED = "validate stopped; its grading processes were stopped"
 
 
@@ -40,6 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip the null submissions (answers that ignore their input; each must score 0)")
     parser.add_argument("--no-coverage", action="store_true",
                         help="skip measuring which regions of the valid domain the checks reach")
+    parser.add_argument("--mutation", action="store_true",
+                        help="also grade the mutants mutmut's operators make of the reference's solution regions on "
+                             "the unit checks, and classify each survivor on fresh draws: equivalent, or a gap "
+                             "(exit 1); docs/validity.md, Mutation")
+    parser.add_argument("--mutation-sample", type=positive_int, default=None, metavar="N",
+                        help="grade a seeded sample of N mutants (default: every one)")
+    parser.add_argument("--mutation-draws", type=positive_int, default=1000, metavar="N",
+                        help="fresh draws per function and dtype that classify a survivor (default 1000)")
     parser.add_argument("--verbose", action="store_true", help="print every subject's tests")
 
 
@@ -47,6 +58,8 @@ def main(args: argparse.Namespace) -> int:
     from autograder.validity import validation as val
 
     cfg = load_config()
+    if args.mutation and importlib.util.find_spec("mutmut") is None:
+        fail("--mutation needs mutmut, the mutation library (pyproject's dev extra): pip install -e '.[dev]'")
     check_parts = list(cfg.parts)
     parts = check_names("--parts", args.parts, check_parts) or check_parts
     e2e_outcomes = None
@@ -111,6 +124,8 @@ def main(args: argparse.Namespace) -> int:
                      for fn, region in coverage.missing(table) if mine(fn)]
         problems += [("coverage", f"{fn}: its differential check never reaches {coverage.format_pair(pair)}")
                      for fn, pair in coverage.holes(pairs)]
+    if args.mutation:
+        problems += mutation_problems(parts, args.mutation_sample, args.mutation_draws, args.verbose)
     graded = sum(o.seconds for o in outcomes)
     print(f"\nvalidate took {wall:.0f} s wall ({graded:.0f} s of grading on {args.workers} workers)")
     if problems:
@@ -120,6 +135,22 @@ def main(args: argparse.Namespace) -> int:
         return FAILURES
     print("every expectation holds")
     return 0
+
+
+def mutation_problems(parts: list[str], sample: int | None, count: int, verbose: bool) -> list[tuple[str, str]]:
+    """Print the lab's mutation score; a gap (a mutant passing every check yet differing in the domain) is a miss."""
+    from autograder import paths
+    from autograder.validity import mutation
+
+    def progress(verdict) -> None:
+        if verbose:
+            print(f"  {verdict.status:10} {verdict.mutant.id:24} {verdict.seconds:5.1f} s  {verdict.detail}",
+                  flush=True)
+
+    print()
+    report = mutation.run(parts, sample, count=count, progress=progress)
+    print(mutation.format_report(report, paths.REFERENCE.read_text()))
+    return [(v.mutant.id, f"a gap: passes every check, yet {v.detail}") for v in report.gaps]
 
 
 def format_table(parts: list[str], verdicts) -> str:
