@@ -22,6 +22,7 @@ from pathlib import Path
 
 import jinja2
 
+from autograder import templating
 from autograder.batch.gradebook import STATUS, has_total, mistakes
 from autograder.batch.overrides import describe
 from autograder.batch.store import atomic_write
@@ -137,8 +138,7 @@ def write_class_report(path: Path, records: list[dict], parts: list[str], title:
     digest = hashlib.sha256(json.dumps([summary, title, template.read_text()], sort_keys=True).encode()).hexdigest()
     if _shows(path, digest):
         return summary
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
+    env = templating.environment(jinja2.FileSystemLoader(TEMPLATES))
     html = env.get_template(TEMPLATE).render(title=title, s=summary, digest=digest, histogram=_histogram(summary),
                                              part_histograms=_part_histograms(summary),
                                              measurements=_measurement_plots(summary))
