@@ -76,14 +76,15 @@ def strip_comments(code: str) -> str:
         tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
     except (tokenize.TokenError, SyntaxError):
         return "".join(line for line in lines if not line.lstrip().startswith("#"))
+    following: list[int] = [tokenize.ENDMARKER] * len(tokens)  # the type of the next token that is not a comment
+    for i in range(len(tokens) - 2, -1, -1):
+        nxt = tokens[i + 1].type
+        following[i] = following[i + 1] if nxt in (tokenize.COMMENT, tokenize.NL) else nxt
     line_start = True
     for i, tok in enumerate(tokens):
-        offset = lambda pos: starts[pos[0] - 1] + pos[1]  # noqa: E731
-        nxt = next((t for t in tokens[i + 1:] if t.type not in (tokenize.COMMENT, tokenize.NL)), None)
-        if tok.type == tokenize.COMMENT or (
-                tok.type == tokenize.STRING and line_start and nxt is not None
-                and nxt.type in (tokenize.NEWLINE, tokenize.ENDMARKER)):
-            drop.append((offset(tok.start), offset(tok.end)))
+        if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and line_start
+                                            and following[i] in (tokenize.NEWLINE, tokenize.ENDMARKER)):
+            drop.append((starts[tok.start[0] - 1] + tok.start[1], starts[tok.end[0] - 1] + tok.end[1]))
         if tok.type not in (tokenize.COMMENT, tokenize.NL):
             line_start = tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
     kept, at = [], 0
