@@ -22,8 +22,6 @@ from autograder import spreadsheet
 from autograder.batch import run
 
 HOST = "127.0.0.1:9"
-pytest.importorskip("copydetect")
-pytest.importorskip("nbconvert")
 
 
 ACTIVE = {"src", "href", "srcdoc", "action", "formaction", "content", "style", "data", "background", "poster",
@@ -66,6 +64,8 @@ def active(html: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
+    pytest.importorskip("copydetect")  # the similarity pages (pip install -e ".[dev]")
+    pytest.importorskip("nbconvert")   # the nbgrader feedback page
     with pytest.MonkeyPatch.context() as monkeypatch:
         return build(tmp_path_factory.mktemp("hostile"), HOST, monkeypatch)
 
