@@ -3,7 +3,8 @@ PY ?= .venv/bin/python
 PYTEST = $(PY) -m pytest -q
 BUNDLES = tests/test_release_bundle.py tests/test_release_gradescope.py tests/test_release_nbgrader.py \
           tests/test_grade_all_nbgrader.py tests/test_docker_level.py tests/test_lab13_release.py
-BROWSER = tests/test_report_browser.py tests/test_grade_all_browser.py
+BROWSER = tests/test_report_browser.py tests/test_grade_all_browser.py tests/test_inert_outputs.py \
+          tests/test_inert_outputs_browser.py tests/test_inert_outputs_office.py
 SANDBOX = tests/test_sandbox.py tests/test_sandbox_adversarial.py tests/test_sandbox_channels.py tests/test_wire_fuzz.py
 
 .PHONY: setup lint test test-engine test-slow test-bundles test-browser test-docker validate refresh-check ci
@@ -26,7 +27,7 @@ test-slow:        ## training runs, bundle builds, the adversarial suite, every 
 test-bundles:     ## the release bundles built and run (Gradescope layout, real nbgrader, a fresh venv)
 	$(PYTEST) -m "slow or not slow" $(BUNDLES)
 
-test-browser:     ## report layouts in a real headless browser (chromium)
+test-browser:     ## report layouts in a real headless browser (chromium); the hostile class in chromium and LibreOffice
 	$(PYTEST) -m "slow or not slow" $(BROWSER)
 
 test-docker:      ## the sandbox and its attacks at the Docker level (root without namespaces)

@@ -6,7 +6,8 @@ The student reports show what students may see right away (autograder/outcome.py
 inputs only where released); staff.md shows every test, every input, and how the child was isolated.
 Each distinct hint is shown once, in a Hints section listing the tests it explains; each of those tests
 refers to it by number (results.json keeps each test's hint in full: Gradescope shows tests one by one).
-Imports only outcome, results and jinja2: rendering needs no torch.
+Imports only outcome, results, templating and jinja2: rendering needs no torch. Every value is escaped
+(autograder/templating.py: HTML in report.html, inert markdown in report.md and staff.md).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import config
+from autograder import config, templating
 from autograder.outcome import (
     GradeResult,
     hint_groups,
@@ -28,9 +29,7 @@ from autograder.outcome import (
 )
 from autograder.results import write_results
 
-TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
-                               autoescape=jinja2.select_autoescape(["html"]), keep_trailing_newline=True,
-                               undefined=jinja2.StrictUndefined)
+TEMPLATES = templating.environment(jinja2.FileSystemLoader(Path(__file__).with_name("templates")))
 MAX_REPORT = 512 * 1024  # characters of one report
 __all__ = ["summary_lines", "test_text", "write_reports"]
 

@@ -54,7 +54,8 @@ def chromium() -> Path:
 def browse(chromium: Path, page: Path, width: int, work: Path) -> dict:
     """Load `page` at `width` px: what the probe measured; a screenshot is saved next to the copy."""
     probed = work / f"{page.stem}-{width}.html"
-    probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    unguarded = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())  # the probe runs
+    probed.write_text(unguarded.replace("</body>", PROBE + "</body>"))
     base = [str(chromium), *FLAGS, f"--user-data-dir={work / 'profile'}", f"--window-size={width},2400",
             "--virtual-time-budget=5000"]
     dom = subprocess.run([*base, "--dump-dom", probed.as_uri()], capture_output=True, text=True, timeout=120)

@@ -8,6 +8,8 @@ the page's size), the frequent diagnosed mistakes with who made them, the manual
 similar pairs (--similarity), who is not on the roster or has no submission, the slowest submissions,
 and the submissions that failed to grade. Built from the rows of batch/outputs.py only; plots are PNGs
 in base64; rendered again only when what it shows changed (its head names a digest of the summary).
+Every value is HTML-escaped (autograder/templating.py), and the page's Content-Security-Policy lets only its
+own script run (by hash) and nothing be fetched.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import base64
 import hashlib
 import io
 import json
+import re
 import statistics
 from collections import Counter
 from pathlib import Path
 
 import jinja2
 
+from autograder import templating
 from autograder.batch.gradebook import STATUS, has_total, mistakes
 from autograder.batch.overrides import describe
 from autograder.batch.store import atomic_write
@@ -137,13 +141,21 @@ def write_class_report(path: Path, records: list[dict], parts: list[str], title:
     digest = hashlib.sha256(json.dumps([summary, title, template.read_text()], sort_keys=True).encode()).hexdigest()
     if _shows(path, digest):
         return summary
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
-    html = env.get_template(TEMPLATE).render(title=title, s=summary, digest=digest, histogram=_histogram(summary),
+    env = templating.environment(jinja2.FileSystemLoader(TEMPLATES))
+    html = env.get_template(TEMPLATE).render(title=title, s=summary, digest=digest, script_hash=_script_hash(template),
+                                             histogram=_histogram(summary),
                                              part_histograms=_part_histograms(summary),
                                              measurements=_measurement_plots(summary))
     atomic_write(path, html)
     return summary
+
+
+def _script_hash(template: Path) -> str:
+    """The Content-Security-Policy source of the template's own script (no value is rendered into it): the only
+    script the page may run, whatever a student's name or message holds."""
+    script = re.search(r"<script>(.*?)</script>", template.read_text(), re.S)
+    assert script is not None and "{{" not in script.group(1), "the class report's script is static"
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.group(1).encode()).digest()).decode()
 
 
 def _shows(path: Path, digest: str) -> bool:

@@ -22,6 +22,7 @@ Only the SUBMISSIONS argument itself may be a link (staff chose it).
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import stat
@@ -44,6 +45,7 @@ from autograder.discovery import (
 
 METADATA = "submission_metadata.yml"
 SUFFIXES = (".py", ".ipynb")
+MAX_DEPTH = 32   # folders below SUBMISSIONS that are entered (see _walk)
 
 
 @dataclass(frozen=True)
@@ -82,9 +84,12 @@ def _read(source: Path, member: str) -> bytes:
         return archive.read(member)
 
 
-def discover(source: Path, skip: Path | None = None, contract: Contract | None = None) -> list[Submission]:
+def discover(source: Path, skip: Path | None = None, contract: Contract | None = None,
+             reserved: tuple[str, ...] = ()) -> list[Submission]:
     """Every submission under `source` (a folder or a zip), sorted by student; `skip`: a folder to leave out
-    (the output folder, when it lies inside `source`); `contract`: grading.yaml's (loaded when None)."""
+    (the output folder, when it lies inside `source`); `contract`: grading.yaml's (loaded when None);
+    `reserved`: names no student key takes, in any case (grade-all's own files in DIR: an entry named
+    `gradebook.csv` becomes the student `gradebook.csv-2`)."""
     source = Path(source)
     if contract is None:
         from autograder import config
@@ -106,32 +111,41 @@ def discover(source: Path, skip: Path | None = None, contract: Contract | None =
             meta = _load_metadata(archive.read(metadata)) if metadata is not None else None
     else:
         raise FileNotFoundError(f"{source} is neither a folder nor a zip file")
-    return _assemble(source, files, links, folders, metadata, meta, contract)
+    return _assemble(source, files, links, folders, metadata, meta, contract, reserved)
 
 
 def _walk(source: Path, skip: Path | None) -> tuple[dict[str, int], dict[str, str], set[str]]:
     """({regular file: size}, {link or other non-regular entry: what it points to}, {folder}) under `source`,
-    as posix paths relative to it; links to folders are listed, never entered; `skip` is left out."""
+    as posix paths relative to it; links to folders are listed, never entered; `skip` is left out. Breadth
+    first, without recursion: a folder MAX_DEPTH levels down is listed but not entered (no submission file
+    lies that deep; an entry of 3,000 nested folders costs one pass, never a RecursionError)."""
     skip = skip.resolve() if skip is not None else None
-    files, links, folders = {}, {}, set()
-    for folder, dirs, names in os.walk(source, followlinks=False):
-        here = Path(folder)
-        for d in list(dirs):
-            rel = (here / d).relative_to(source).as_posix()
-            if (here / d).is_symlink():
-                links[rel] = os.readlink(here / d)
-                dirs.remove(d)
-            elif skip is not None and (here / d).resolve() == skip:
-                dirs.remove(d)
-            else:
+    files: dict[str, int] = {}
+    links: dict[str, str] = {}
+    folders: set[str] = set()
+    queue = collections.deque([(source, 0)])
+    while queue:
+        here, depth = queue.popleft()
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            rel = path.relative_to(source).as_posix()
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                links[rel] = os.readlink(path)
+            elif stat.S_ISDIR(info.st_mode):
+                if skip is not None and path.resolve() == skip:
+                    continue
                 folders.add(rel)
-        for name in names:
-            rel = (here / name).relative_to(source).as_posix()
-            info = os.lstat(here / name)
-            if stat.S_ISREG(info.st_mode):
+                if depth + 1 < MAX_DEPTH:
+                    queue.append((path, depth + 1))
+            elif stat.S_ISREG(info.st_mode):
                 files[rel] = info.st_size
             else:
-                links[rel] = os.readlink(here / name) if stat.S_ISLNK(info.st_mode) else "not a regular file"
+                links[rel] = "not a regular file"
     return files, links, folders
 
 
@@ -148,7 +162,7 @@ def _zip_link_target(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
 
 
 def _assemble(source: Path, files: dict[str, int], links: dict[str, str], folders: set[str], metadata: str | None,
-              meta: dict | None, contract: Contract) -> list[Submission]:
+              meta: dict | None, contract: Contract, reserved: tuple[str, ...] = ()) -> list[Submission]:
     files = {f: n for f, n in files.items() if not skipped(f)}
     links = {f: t for f, t in links.items() if not skipped(f)}
     folders = {f for f in folders if not skipped(f)}
@@ -156,7 +170,7 @@ def _assemble(source: Path, files: dict[str, int], links: dict[str, str], folder
         entries = _gradescope_entries(folders, metadata, meta or {})
     else:
         entries = _folder_entries(files, links, folders, strip_wrapper=not source.is_dir())
-    taken: set[str] = set()
+    taken = {name.lower() for name in reserved}
     subs = []
     for key, members, root, single in entries:
         student = _unique(_safe_name(key), taken)

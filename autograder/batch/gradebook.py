@@ -14,17 +14,16 @@ gradebook.csv columns, in this order (docs/class-grading.md):
 A submission that failed to grade has no total (it is the grader's failure, not a zero); every other
 status has one (0 for not importable, not implemented, empty or missing, ambiguous, no submission).
 canvas.csv has one row per person: each member of a group submission gets the group's total.
+Both are written by autograder/spreadsheet.py: a cell a spreadsheet could read as a formula is quoted.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 from autograder.batch.discover import Member
 from autograder.batch.overrides import describe
-from autograder.batch.store import atomic_write
+from autograder.spreadsheet import write_csv
 
 STATUS = {"graded": "graded", "not_importable": "not importable", "not_implemented": "not implemented",
           "empty": "empty or missing", "ambiguous": "ambiguous", "absent": "no submission",
@@ -77,7 +76,7 @@ def row(record: dict, parts: list[str]) -> dict:
 
 def write_gradebook(path: Path, records: list[dict], parts: list[str]) -> None:
     """Rewrite the gradebook with one row per record, sorted by student."""
-    _write_csv(path, columns(parts), [row(r, parts) for r in sorted(records, key=lambda r: r["student"])])
+    write_csv(path, columns(parts), [row(r, parts) for r in sorted(records, key=lambda r: r["student"])])
 
 
 def write_canvas(path: Path, records: list[dict], assignment: str, points_possible: float) -> None:
@@ -93,15 +92,7 @@ def write_canvas(path: Path, records: list[dict], assignment: str, points_possib
             rows.append({"Student": m.name or r["student"], "ID": "", "SIS User ID": m.sid,
                          "SIS Login ID": m.email or (r["student"] if len(people) == 1 else ""), "Section": "",
                          assignment: _num(r["score"]) if has_total(r) else ""})
-    _write_csv(path, head, rows)
-
-
-def _write_csv(path: Path, head: list[str], rows: list[dict]) -> None:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=head, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write(path, buffer.getvalue())
+    write_csv(path, head, rows)
 
 
 def _num(x: float) -> str:

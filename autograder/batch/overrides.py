@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.batch.store import atomic_write
+from autograder.templating import inline_markdown
 
 FILE = "overrides.csv"
 COLUMNS = ("student", "target", "points", "reason")
@@ -149,7 +150,8 @@ def describe(o: dict) -> str:
 
 
 def show_in_staff_view(folder: Path, shown: list[dict]) -> None:
-    """End DIR/<student>/staff.md with its overrides (or with none: a removed override disappears)."""
+    """End DIR/<student>/staff.md with its overrides (or with none: a removed override disappears), each as
+    inert markdown (autograder/templating.py)."""
     path = folder / "staff.md"
     try:
         text = path.read_text()
@@ -158,6 +160,6 @@ def show_in_staff_view(folder: Path, shown: list[dict]) -> None:
     base = text.split(STAFF_MARK)[0]
     new = base
     if shown:
-        new += STAFF_MARK + "## Manual overrides\n\n" + "".join(f"- {describe(o)}\n" for o in shown)
+        new += STAFF_MARK + "## Manual overrides\n\n" + "".join(f"- {inline_markdown(describe(o))}\n" for o in shown)
     if new != text:
         atomic_write(path, new)

@@ -114,7 +114,8 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
         except similarity_mod.SimilarityUnavailable as exc:
             raise BatchError(str(exc)) from None
     try:
-        subs = {s.student: s for s in discover(source, skip=out, contract=Contract.of(cfg))}
+        subs = {s.student: s for s in discover(source, skip=out, contract=Contract.of(cfg),
+                                               reserved=OWN_FILES + STAFF_FILES)}
     except (OSError, ValueError, yaml.YAMLError, zipfile.BadZipFile) as exc:
         raise BatchError(f"cannot read the submissions in {source}: {exc}") from None
     selected = _selected(students, subs, enrolled)
@@ -251,25 +252,37 @@ def _overrides(out: Path, subs: dict[str, Submission], enrolled: list[Enrolled] 
 
 def _similarity(out: Path, subs: dict[str, Submission], records: dict[str, dict], keys: dict[str, str],
                 console: Console) -> None:
-    """Compare every submission that was read (not the starter's: nothing of it is counted) and keep the top pairs."""
+    """Compare every submission that was read (not the starter's: nothing of it is counted) and keep the top
+    pairs; every submission not compared is named with why (pairs.json, the class report, here)."""
     from autograder.discovery import code_of
     from autograder.paths import STARTER
-    sources = {}
+    sources: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     for s, sub in subs.items():
-        if sub.member and not sub.problem and records[s]["status"] not in ("not_implemented", "pending"):
+        status = records[s]["status"]
+        if not sub.member or sub.problem:
+            skipped[s] = "nothing to compare" + (f" ({sub.problem})" if sub.problem else "")
+        elif status in ("not_implemented", "pending"):
+            skipped[s] = "the starter's stubs (not implemented)" if status == "not_implemented" else "not graded yet"
+        else:
             try:
-                code = code_of(sub.filename, sub.data())
-            except (OSError, ValueError):
-                continue
-            if len(code) <= similarity_mod.MAX_BYTES:
+                code, why = similarity_mod.comparable(code_of(sub.filename, sub.data()))
+            except (OSError, ValueError) as exc:
+                code, why = "", f"its code could not be read ({exc})"
+            if why:
+                skipped[s] = why
+            else:
                 sources[s] = code
-    pairs = similarity_mod.find_pairs(sources, [STARTER.read_text()])
-    similarity_mod.write_similarity(out, pairs, sources, keys, len(sources))
+    pairs = similarity_mod.find_pairs(sources, [similarity_mod.strip_comments(STARTER.read_text())])
+    similarity_mod.write_similarity(out, pairs, sources, keys, skipped)
     top = ""
     if pairs:
         share = 100 * max(pairs[0]["similarity_a"], pairs[0]["similarity_b"])
         top = f"; most similar: {pairs[0]['a']} and {pairs[0]['b']} ({share:.0f} % shared)"
-    console.print(f"similarity: {_count(len(sources), 'submission')} compared{top} (class report, Similar pairs)")
+    unread = {s: why for s, why in skipped.items() if not why.startswith(("nothing", "the starter", "not graded"))}
+    left = (f"; not compared: {', '.join(f'{s} ({why})' for s, why in sorted(unread.items()))}" if unread else "")
+    console.print(f"similarity: {_count(len(sources), 'submission')} compared{top}{left} "
+                  "(class report, Similar pairs)", markup=False)
 
 
 def empty(job: dict, sub: Submission, points: float) -> dict:

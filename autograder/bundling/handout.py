@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jinja2
 
+from autograder import templating
 from autograder.bundling.outline import Outline
 from autograder.bundling.public_config import visible_tests
 from autograder.bundling.recipes import ASSETS
@@ -20,8 +21,7 @@ def environment(lab_release: Path) -> jinja2.Environment:
     """Templates by name: `engine/NAME` is the engine's (assets/NAME), `lab/NAME` the lab's (its release/NAME)."""
     loader = jinja2.PrefixLoader({"engine": jinja2.FileSystemLoader(ASSETS),
                                   "lab": jinja2.FileSystemLoader(lab_release)})
-    env = jinja2.Environment(loader=loader, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
-                             autoescape=False)
+    env = templating.environment(loader, authored=True)  # the lab's own markdown, written at release
     env.filters["fmt"] = lambda x: f"{x:g}"
     env.filters["tags_as_code"] = lambda text: TAG.sub(r"`\g<0>`", text)
     return env
