@@ -40,9 +40,6 @@ class Replays:
     """A lab's facts for replaying the reference's recorded trainings (autograder/replay/). Its e2e tests route
     each replayable training through `replay.outcome`; the file is one of its data_files (`replay.DATA_FILE`)."""
 
-    # two pieces of its training, timed in the judge to pace a replay at this machine's speed: "short" (~1 ms)
-    # and "long" (~10 ms); each a callable that does the work once
-    pace_pieces: Callable[[], Mapping[str, Callable[[], object]]]
     # how its training transforms an answer before a later call gets it: name -> f(answer tensor, the mask
     # argument of the call that answered it, or None) (an answer passed as it is, or some of its rows, is found)
     passes_on: Mapping[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
