@@ -164,9 +164,8 @@ def mixed_parts(cfg: Config, sub: RemoteSubmission, reference: ModuleType, grade
     return registry.lab().make_parts(functions)
 
 
-def run(name: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType, plots: bool = True) -> Finding:
-    """Train and judge the e2e test `name` with the submission's functions of its parts (`plots`: with the
-    plots of its runs)."""
+def run(name: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType) -> Finding:
+    """Train and judge the e2e test `name` with the submission's functions of its parts."""
     lab, test, spec = registry.lab(), REGISTRY[name], cfg.e2e[name]
     try:
         for function in (fn for part in spec.parts for fn in cfg.parts[part]):
@@ -178,5 +177,5 @@ def run(name: str, cfg: Config, sub: RemoteSubmission, reference: ModuleType, pl
         # torch's text is about the answers the training got (it may quote their numbers): shown with the inputs
         return Finding(message=f"training diverged: the training code {textsafe.raised_words(type(exc).__name__)} "
                                "on your functions' answers", kind="diverged", got=textsafe.clean(str(exc), 200))
-    pngs = lab.plot(name, histories, test.plotted) if histories and plots else []
-    return Finding(message=test.verdict(spec, metrics), details=details, plots=pngs, metrics=metrics)
+    plots = lab.plot(name, histories, test.plotted) if histories else []
+    return Finding(message=test.verdict(spec, metrics), details=details, plots=plots, metrics=metrics)

@@ -19,6 +19,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -28,7 +29,7 @@ import hypothesis.errors
 import torch
 
 from autograder import budget as budget_mod
-from autograder import checks, lanes, preflight, textsafe
+from autograder import checks, lanes, preflight, registry, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
 from autograder.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty
@@ -337,7 +338,8 @@ def _run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, refer
         if test_id.startswith("e2e."):
             from autograder import e2e
             assert reference is not None, "e2e tests run only in a full grade"
-            return e2e.run(test_id[4:], cfg, sub, reference, plots)
+            with nullcontext() if plots else registry.without_plots():
+                return e2e.run(test_id[4:], cfg, sub, reference)
         return run_check(checks.load_all()[test_id], cfg, sub, reference, shown)
     except SandboxError:
         raise  # the machine cannot sandbox: the whole grade fails as the grader's, not the submission's

@@ -95,7 +95,8 @@ def record_reference() -> dict:
     try:
         with recording() as runs:
             for name in cfg.e2e:
-                finding = e2e.run(name, cfg, sub, reference, plots=False)
+                with registry.without_plots():
+                    finding = e2e.run(name, cfg, sub, reference)
                 if finding.message or finding.kind:
                     raise SystemExit(f"the reference fails {name}: {finding.message}")
     finally:
