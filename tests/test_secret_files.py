@@ -136,6 +136,7 @@ def test_the_search_is_memoised_until_a_folder_changes_and_skips_the_graders_own
     monkeypatch.setattr(secret_files, "_search", lambda *a: searched.append(1) or real(*a))
     assert secret_files.copies([root], skip=[root / "repo"]) == [] and not searched
     shutil.copy(REFERENCE, root / "late.py")
+    secret_files._checked.clear()  # the next grade: the folders are checked again
     assert [c.path for c in secret_files.copies([root], skip=[root / "repo"])] == [root / "late.py"] and searched
 
 
