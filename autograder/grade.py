@@ -13,11 +13,13 @@ failed test with a plain sentence; the grader raises GraderError only when it ca
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -27,7 +29,7 @@ import hypothesis.errors
 import torch
 
 from autograder import budget as budget_mod
-from autograder import checks, lanes, preflight, textsafe
+from autograder import checks, lanes, preflight, registry, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
 from autograder.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty
@@ -69,7 +71,7 @@ def runnable_tests(cfg: config_mod.Config, mode: Mode) -> list[str]:
 
 def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config | None = None,
           mode: Mode = "full", lane_count: int | None = None, secrets: Iterable[Path] = (),
-          progress: Progress | None = None, wall_seconds: float | None = None) -> GradeResult:
+          progress: Progress | None = None, wall_seconds: float | None = None, plots: bool = True) -> GradeResult:
     """Grade `submission` (see the module docstring).
 
     `lane_count` caps the judge lanes (None: what the machine allows). A full grade first proves that the
@@ -78,6 +80,8 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     test (the tests not ended yet as STOPPED): a platform that kills the grade still finds those results.
     The grade spends at most limits.grade_seconds of CPU (both lanes and their children) and `wall_seconds` of
     wall-clock time (default limits.grade_wall_seconds, below Gradescope's limit; autograder/budget.py).
+    `plots`: the e2e tests' plots, made only for the tests whose outcome students see now (report.html shows
+    no other); False where no report is written (validation).
     """
     cfg = cfg or config_mod.load()
     try:
@@ -116,7 +120,7 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     global _BUDGET
     _BUDGET = budget_mod.Budget(cfg.limits.grade_seconds, wall_seconds or cfg.limits.grade_wall_seconds)
     try:
-        results, output = _run_lanes(found, work, trained, cfg, mode, snapshot)
+        results, output = _run_lanes(found, work, trained, cfg, mode, snapshot, plots)
     except SandboxError as exc:
         raise GraderError(f"the grader could not sandbox the submission on this machine: {exc}") from None
     finally:
@@ -145,23 +149,35 @@ class _Inbox:
 
 
 def _run_lanes(found: Submission, work: list[list[str]], trained: set, cfg: config_mod.Config, mode: Mode,
-               snapshot: Callable[[list[TestResult]], None]) -> tuple[list[TestResult], str]:
+               snapshot: Callable[[list[TestResult]], None], plots: bool) -> tuple[list[TestResult], str]:
     """Run the lanes' tests; the second lane sends each run it trains, the first waits for those it reuses."""
     assert _BUDGET is not None
     if len(work) == 2 and work[1]:
-        with lanes.second_lane() as (pool, connection):
-            future = pool.submit(_second_lane, found, work[1], cfg, mode)  # forked: it inherits _BUDGET
+        with lanes.second_lane(both_train=_lanes_training(work, trained, cfg) == 2) as (pool, connection):
+            future = pool.submit(_second_lane, found, work[1], cfg, mode, plots)  # forked: it inherits _BUDGET
             inbox = _Inbox(connection)
             runs = _runs_from(inbox, future.done, trained)
             results, output = run_lane(found, work[0], _BUDGET, cfg, mode, runs,
-                                       ended=lambda done: _snapshot_both(inbox, done, snapshot))
+                                       ended=lambda done: _snapshot_both(inbox, done, snapshot), plots=plots)
             while not future.done():  # what the first lane did not wait for: the pipe must not fill up
                 if inbox.read(0.1):
                     snapshot(results + inbox.results)
             more, more_output = future.result()
         return results + more, output + more_output
     gc.freeze()
-    return run_lane(found, work[0], _BUDGET, cfg, mode, ended=snapshot)
+    return run_lane(found, work[0], _BUDGET, cfg, mode, ended=snapshot, plots=plots)
+
+
+def _lanes_training(work: list[list[str]], trained: set, cfg: config_mod.Config) -> int:
+    """How many lanes will train a run whatever the submission answers (a run the lab's shipped replays do not
+    hold, or every run under AUTOGRADER_REPLAY=0): `trained` are the second lane's runs, the first trains the
+    rest of its e2e tests' runs."""
+    from autograder import e2e
+    from autograder.replay import shipped
+    replayable = set() if os.environ.get("AUTOGRADER_REPLAY") == "0" else set(shipped.shipped_runs())
+    tests = e2e.load_all() if any(t.startswith("e2e.") for t in work[0]) else {}
+    first = {k for t in work[0] if t.startswith("e2e.") for k in tests[t[4:]].runs(cfg.e2e[t[4:]]) if k not in trained}
+    return sum(any(repr(k) not in replayable for k in keys) for keys in (first, trained))
 
 
 def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[list[TestResult]], None]) -> None:
@@ -171,11 +187,11 @@ def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[li
 
 
 def _second_lane(found: Submission, test_ids: list[str], cfg: config_mod.Config,
-                 mode: Mode) -> tuple[list[TestResult], str]:
+                 mode: Mode, plots: bool) -> tuple[list[TestResult], str]:
     """run_lane in the forked second lane, on the grade's budget (inherited with the fork, never pickled)."""
     assert _BUDGET is not None
     return run_lane(found, test_ids, _BUDGET, cfg, mode,
-                    ended=lambda done: lanes.send(b"result\n" + pickle.dumps(done[-1])))
+                    ended=lambda done: lanes.send(b"result\n" + pickle.dumps(done[-1])), plots=plots)
 
 
 def e2e_runs(chosen: list[str], cfg: config_mod.Config) -> dict[str, dict]:
@@ -213,12 +229,13 @@ def _not_run(name: str, chosen: list[str], cfg: config_mod.Config, started: floa
 
 
 def run_lane(found: Submission, test_ids: list[str], budget: budget_mod.Budget, cfg: config_mod.Config,
-             mode: Mode, runs: dict | None = None,
-             ended: Callable[[list[TestResult]], None] | None = None) -> tuple[list[TestResult], str]:
+             mode: Mode, runs: dict | None = None, ended: Callable[[list[TestResult]], None] | None = None,
+             plots: bool = True) -> tuple[list[TestResult], str]:
     """Run tests in order with one sandboxed child; returns their results and what the submission printed.
 
     `budget` is the grade's (shared by every lane). `runs` is the e2e tests' memo (default: a new one); each
-    run trained here is also `lanes.send` on. `ended(results so far)` is called after each test.
+    run trained here is also `lanes.send` on. `ended(results so far)` is called after each test. `plots`: as in
+    grade().
     """
     # One thread per lane: the judge's tensors are tiny (waking OpenMP threads costs ~20 ms an op under
     # load), and the machine's other core runs the other lane.
@@ -239,7 +256,8 @@ def run_lane(found: Submission, test_ids: list[str], budget: budget_mod.Budget, 
             else:
                 spec = cfg.tests[test_id]  # the self-check sends only the inputs it shows
                 sub.begin_test(spec.inputs_visibility if mode == "self_check" else _withheld(spec))
-                finding = run_test(test_id, cfg, sub, reference, shown.get(test_id))
+                finding = run_test(test_id, cfg, sub, reference, shown.get(test_id),
+                                   plots=plots and cfg.tests[test_id].visibility == "visible")
             result = scored(cfg.tests[test_id], _title(test_id), _tags(test_id, cfg), finding)
             result.seconds = time.monotonic() - t0
             results.append(result)
@@ -303,10 +321,10 @@ def _shown_first(test_ids: list[str], cfg: config_mod.Config, sub: RemoteSubmiss
 
 
 def run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, reference: ModuleType | None,
-             shown: Shown | None = None) -> Finding:
+             shown: Shown | None = None, plots: bool = True) -> Finding:
     """What one test finds (`shown`: what its public check found on its shown inputs, run first); a grader bug
     costs this test, never the grade. The finding carries what the child had received (Finding.child_saw)."""
-    finding = _run_test(test_id, cfg, sub, reference, shown)
+    finding = _run_test(test_id, cfg, sub, reference, shown, plots)
     if shown is not None and shown.failure is not None:  # its text was said on the shown inputs; the diagnosis
         finding.child_saw = shown.heard                  # since (withheld inputs) adds a hint of the grader's only
     else:
@@ -315,12 +333,13 @@ def run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, refere
 
 
 def _run_test(test_id: str, cfg: config_mod.Config, sub: RemoteSubmission, reference: ModuleType | None,
-              shown: Shown | None) -> Finding:
+              shown: Shown | None, plots: bool) -> Finding:
     try:
         if test_id.startswith("e2e."):
             from autograder import e2e
             assert reference is not None, "e2e tests run only in a full grade"
-            return e2e.run(test_id[4:], cfg, sub, reference)
+            with nullcontext() if plots else registry.without_plots():
+                return e2e.run(test_id[4:], cfg, sub, reference)
         return run_check(checks.load_all()[test_id], cfg, sub, reference, shown)
     except SandboxError:
         raise  # the machine cannot sandbox: the whole grade fails as the grader's, not the submission's

@@ -18,7 +18,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
@@ -40,9 +42,6 @@ class Replays:
     """A lab's facts for replaying the reference's recorded trainings (autograder/replay/). Its e2e tests route
     each replayable training through `replay.outcome`; the file is one of its data_files (`replay.DATA_FILE`)."""
 
-    # two pieces of its training, timed in the judge to pace a replay at this machine's speed: "short" (~1 ms)
-    # and "long" (~10 ms); each a callable that does the work once
-    pace_pieces: Callable[[], Mapping[str, Callable[[], object]]]
     # how its training transforms an answer before a later call gets it: name -> f(answer tensor, the mask
     # argument of the call that answered it, or None) (an answer passed as it is, or some of its rows, is found)
     passes_on: Mapping[str, Callable[[Any, Any], Any]] = field(default_factory=dict)
@@ -110,3 +109,15 @@ def lab() -> Lab:
         lab_module("lab")
     assert _LAB is not None, f"{paths.GRADING / 'lab.py'} did not call registry.register_lab()"
     return _LAB
+
+
+@contextmanager
+def without_plots() -> Iterator[None]:
+    """Meanwhile the lab's plot hook makes no plot (an e2e test whose plots no report shows)."""
+    global _LAB
+    registered = lab()
+    _LAB = replace(registered, plot=lambda test, histories, metrics: [])
+    try:
+        yield
+    finally:
+        _LAB = registered

@@ -20,9 +20,12 @@ installed: it is checked where it lies, not searched for.
 
 The search reads the size of every file beneath the roots (~1.3 s of CPU for the ~215,000 files of /usr,
 the interpreter and the venv on the development VM) and hashes only the few of a secret's size. It is
-reused for SCAN_SECONDS: by the process (a grade-all or Dask worker grades many submissions), and by the
-next ones through CACHE (Gradescope's run_autograder checks, then grades: two processes) as long as no
-folder it walked has changed: checking the ~29,000 folders' times costs ~0.1 s.
+reused for SCAN_SECONDS, keyed by what it searched (the roots, the folders skipped, the secrets' sizes, times
+and inodes), as long as no folder it walked has changed (checking the ~29,000 folders' times costs ~0.1 s; a
+grade asks several times within seconds: a check younger than CHECKED_SECONDS stands):
+by the process (a grade-all or Dask worker grades many submissions), and by the next ones through CACHE
+(Gradescope's run_autograder checks, then grades: two processes; grade-all searches once before it starts
+its workers, which then only check the folders).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from autograder import paths
 
 MIN_BYTES = 64          # smaller files are not searched for (an empty __init__.py is everywhere)
 SCAN_SECONDS = 600.0    # how long a search's result is reused (by this process, or through CACHE)
+CHECKED_SECONDS = 10.0  # a search this process made or checked so recently is reused unchecked (within one grade)
 CACHE = paths.ROOT / ".cache" / "secret-copies.json"  # the last search, for the next process: hidden with the grader
 PYC_HEADER = 16         # magic, flags, then the source's mtime and size (or its hash)
 GIT_IDX_MAGIC = b"\377tOc\0\0\0\2"  # a pack index, version 2
@@ -95,24 +99,40 @@ class Copy:
 def copies(roots: Sequence[Path], skip: Sequence[Path] = ()) -> list[Copy]:
     """Copies of the grader's secrets beneath `roots`, outside `skip` (folders hidden whole anyway).
 
-    A search is reused for SCAN_SECONDS while the secrets are unchanged (their sizes, times and inodes):
-    by this process, and by the next ones through CACHE while no folder beneath the roots has changed."""
+    A search is reused for SCAN_SECONDS while the secrets are unchanged (their sizes, times and inodes) and
+    no folder beneath the roots has changed: by this process, and by the next ones through CACHE."""
     secrets = [p for p in listed() if p.is_file() and not p.is_symlink()]
     key = (tuple(map(str, roots)), tuple(sorted(map(str, skip))), tuple((str(p), *_stamp(p)) for p in secrets))
     done = _searched.get(key)
-    if done is None or time.monotonic() - done[0] > SCAN_SECONDS:
+    if done is not None and time.monotonic() - _checked.get(key, -CHECKED_SECONDS) < CHECKED_SECONDS:
+        return done[1]
+    if done is None or not 0 <= time.time() - done[0] <= SCAN_SECONDS or not _unchanged(done[2]):
         _searched.clear()
         digest = hashlib.sha256(repr(key).encode()).hexdigest()
-        found = _cached(digest)
-        if found is None:
+        done = _cached(digest)
+        if done is None:
             folders: list[tuple[str, int, int]] = []
-            found = _search(key[0], set(key[1]), secrets, folders)
-            _save(digest, folders, found)
-        done = _searched[key] = (time.monotonic(), found)
+            done = (time.time(), _search(key[0], set(key[1]), secrets, folders), folders)
+            _save(digest, *done)
+        _searched[key] = done
+    _checked.clear()
+    _checked[key] = time.monotonic()
     return done[1]
 
 
-_searched: dict[tuple, tuple[float, list[Copy]]] = {}  # the last search: key -> (when, its copies)
+# the last search: key -> (when, by time.time(); its copies; each folder it walked, with its time and inode)
+_searched: dict[tuple, tuple[float, list[Copy], list[tuple[str, int, int]]]] = {}
+_checked: dict[tuple, float] = {}  # key -> when (time.monotonic()) this process last searched or checked the folders
+
+
+def _unchanged(folders: list[tuple[str, int, int]]) -> bool:
+    """No folder a search walked has changed since (a file added, removed or renamed changes its folder's time;
+    a file overwritten in place does not: the next search, after SCAN_SECONDS, finds it)."""
+    try:
+        return all((info.st_mtime_ns, info.st_ino) == (mtime, inode)
+                   for folder, mtime, inode in folders for info in [os.lstat(folder)])
+    except OSError:
+        return False
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
@@ -120,10 +140,9 @@ def _stamp(path: Path) -> tuple[int, int, int]:
     return info.st_size, info.st_mtime_ns, info.st_ino
 
 
-def _cached(digest: str) -> list[Copy] | None:
-    """The copies of a search made for the same secrets and roots by a process of this user less than
-    SCAN_SECONDS ago, if not one folder it walked has changed since (a file added, removed or renamed
-    changes its folder's time; a file overwritten in place does not: the next full search finds it)."""
+def _cached(digest: str) -> tuple[float, list[Copy], list[tuple[str, int, int]]] | None:
+    """(when, the copies, the folders walked) of a search made for the same secrets and roots by a process of
+    this user less than SCAN_SECONDS ago, if not one folder it walked has changed since."""
     try:
         fd = os.open(CACHE, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd) as f:
@@ -131,20 +150,17 @@ def _cached(digest: str) -> list[Copy] | None:
             if info.st_uid != os.geteuid() or info.st_mode & 0o022:  # only what this user wrote, and no other could
                 return None
             saved = json.load(f)
-        if saved["key"] != digest or not 0 <= time.time() - saved["time"] <= SCAN_SECONDS:
+        folders = [(str(folder), int(mtime), int(inode)) for folder, mtime, inode in saved["folders"]]
+        if saved["key"] != digest or not 0 <= time.time() - saved["time"] <= SCAN_SECONDS or not _unchanged(folders):
             return None
-        for folder, mtime, inode in saved["folders"]:
-            info = os.lstat(folder)
-            if (info.st_mtime_ns, info.st_ino) != (mtime, inode):
-                return None
-        return [Copy(Path(path), Path(original)) for path, original in saved["copies"]]
+        return float(saved["time"]), [Copy(Path(path), Path(original)) for path, original in saved["copies"]], folders
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def _save(digest: str, folders: list[tuple[str, int, int]], found: list[Copy]) -> None:
+def _save(digest: str, when: float, found: list[Copy], folders: list[tuple[str, int, int]]) -> None:
     """Keep a search for the next processes (best effort: a read-only checkout just searches again)."""
-    data = {"key": digest, "time": time.time(), "folders": folders,
+    data = {"key": digest, "time": when, "folders": folders,
             "copies": [[str(c.path), str(c.original)] for c in found]}
     try:
         CACHE.parent.mkdir(mode=0o700, exist_ok=True)

@@ -40,9 +40,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 import docker_level  # noqa: E402 - the Docker level the sandbox tests use: no CAP_SYS_ADMIN, Docker's seccomp
-
-CGROUP_V1 = Path("/sys/fs/cgroup")
-PERIOD_US = 100_000
+from cgroup_v1 import Groups  # noqa: E402
 
 
 @dataclass
@@ -54,63 +52,6 @@ class Outcome:
     survivors: int       # processes still in the cgroup once run_autograder returned
     score: str
     isolation: str
-
-
-class Cgroups:
-    """cpu, cpuacct and memory groups of cgroup v1, nested in this process's own groups."""
-
-    def __init__(self, name: str, cpus: float, memory_mb: int):
-        self.dirs = {c: self._parent(c) / name for c in ("cpu", "cpuacct", "memory")}
-        for d in self.dirs.values():
-            d.mkdir()
-        (self.dirs["cpu"] / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-        (self.dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(int(cpus * PERIOD_US)))
-        memory = self.dirs["memory"]
-        (memory / "memory.limit_in_bytes").write_text(str(memory_mb << 20))
-        if (memory / "memory.memsw.limit_in_bytes").exists():  # no swapping past the limit
-            (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_mb << 20))
-
-    @staticmethod
-    def _parent(controller: str) -> Path:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, controllers, path = line.split(":", 2)
-            if controller in controllers.split(","):
-                mount = next(m for m in (CGROUP_V1 / controllers, CGROUP_V1 / controller) if m.is_dir())
-                return mount / path.lstrip("/")
-        raise SystemExit(f"no cgroup v1 {controller} controller here")
-
-    def enter(self) -> None:
-        """Move the calling process (a child before exec) into the groups."""
-        for d in self.dirs.values():
-            (d / "cgroup.procs").write_text(str(os.getpid()))
-
-    def pids(self) -> list[int]:
-        return [int(p) for p in (self.dirs["memory"] / "cgroup.procs").read_text().split()]
-
-    def read(self) -> tuple[float, float, int]:
-        """(CPU seconds, peak MB, OOM kills)."""
-        cpu = int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
-        peak = int((self.dirs["memory"] / "memory.max_usage_in_bytes").read_text()) / 2**20
-        oom = dict(line.split() for line in (self.dirs["memory"] / "memory.oom_control").read_text().splitlines())
-        return cpu, peak, int(oom.get("oom_kill", 0))
-
-    def remove(self) -> None:
-        for pid in self.pids():  # only the run's own processes are in these groups
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + 10
-        for d in self.dirs.values():
-            while True:
-                try:
-                    d.rmdir()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
-
 
 def build_bundle(out: Path, lab: Path) -> Path:
     run = subprocess.run([sys.executable, "-m", "autograder", "--lab", str(lab), "release", "--out", str(out)],
@@ -133,7 +74,7 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
     """One run of the bundle; `trained`: every recorded run trains (AUTOGRADER_REPLAY=0), none is replayed."""
     with tempfile.TemporaryDirectory(prefix="container-bench-") as tmp:
         home = gradescope_layout(bundle, submission, Path(tmp) / "autograder")
-        groups = Cgroups(f"container-bench-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
+        groups = Groups(f"container-bench-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
         try:
             argv, fd = docker_level.command(["/autograder/run_autograder"], hide=["/work"],
                                             binds={str(home): "/autograder", str(venv): "/autograder/venv"})
@@ -157,7 +98,7 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
 def control_cpu(cpus: float, memory_mb: int) -> float:
     """CPU seconds of floor_bench's bare e2e compute run in a fresh group with this quota."""
     from floor_bench import BARE
-    groups = Cgroups(f"container-control-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
+    groups = Groups(f"container-control-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
     try:
         subprocess.run([sys.executable, "-c", BARE], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
                        preexec_fn=groups.enter)

@@ -67,7 +67,7 @@ for name in ("grpo_loss.where_masked", "grpo_loss.no_clipping", "group_adv.leave
     sub = RemoteSubmission(path, cfg.limits)
     try:
         print(name, runs.answers_match(grpo, sub.parts(("group_advantages", "grpo_policy_loss")),
-                                       cfg.calibration.replay_rtol, cfg.calibration.replay_atol, paced=False))
+                                       cfg.calibration.replay_rtol, cfg.calibration.replay_atol))
     finally:
         sub.close()
 """

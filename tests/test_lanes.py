@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, e2e, lanes
-from autograder.grade import e2e_runs, grade
+from autograder import config, e2e, lanes, registry
+from autograder.grade import _lanes_training, e2e_runs, grade
 from autograder.paths import REFERENCE
 
 CFG = config.load()
@@ -22,6 +22,22 @@ def test_the_second_lane_takes_the_ppo_runs_the_others_reuse():
     assert first == [t for t in IDS if t not in second]
     assert trained == set(runs["e2e.kl_penalty"]) | set(runs["e2e.blind_spot"])
     assert set(runs["e2e.ptx"]) & trained == set(runs["e2e.kl_penalty"])  # ptx's baseline: passed over
+
+
+def test_torch_dynamo_is_shared_only_when_both_lanes_surely_train(monkeypatch):
+    """An optimiser imports torch._dynamo: before the fork only when both lanes will build one whatever the
+    submission answers. Lab 12's PPO runs (the second lane's) may be replayed; its reward model always trains."""
+    (first, second), trained = lanes.plan(IDS, 2, e2e_runs(IDS, CFG))
+    assert _lanes_training([first, second], trained, CFG) == 1
+    monkeypatch.setenv("AUTOGRADER_REPLAY", "0")
+    assert _lanes_training([first, second], trained, CFG) == 2
+
+
+def test_a_grade_without_plots_makes_none_and_the_lab_plots_again_after():
+    lab = registry.lab()
+    with registry.without_plots():
+        assert registry.lab().plot("kl_penalty", {"run": [{"gold": 0.5}]}, ("gold",)) == []
+    assert registry.lab() is lab
 
 
 def test_one_lane_runs_everything_and_waits_for_nothing():

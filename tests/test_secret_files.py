@@ -125,14 +125,19 @@ def test_the_sandbox_hides_copies_under_its_read_roots(root, monkeypatch):
     assert str(root / "lib" / "torch.py") in read and not [p for p in read if p.startswith(str(root / "lib" / "kept"))]
 
 
-def test_the_search_is_memoised_and_skips_the_graders_own_folders(root):
+def test_the_search_is_memoised_until_a_folder_changes_and_skips_the_graders_own_folders(root, monkeypatch):
+    """The same process (a grade-all worker) reuses its search while no folder it walked changed; a copy added
+    since changes its folder, and the next grade searches again and finds it."""
     (root / "repo" / "solutions").mkdir(parents=True)
     shutil.copy(REFERENCE, root / "repo" / "solutions" / "rlhf.py")
     assert secret_files.copies([root], skip=[root / "repo"]) == []
+    searched = []
+    real = secret_files._search
+    monkeypatch.setattr(secret_files, "_search", lambda *a: searched.append(1) or real(*a))
+    assert secret_files.copies([root], skip=[root / "repo"]) == [] and not searched
     shutil.copy(REFERENCE, root / "late.py")
-    assert secret_files.copies([root], skip=[root / "repo"]) == []  # the same process, within SCAN_SECONDS
-    secret_files._searched.clear()
-    assert [c.path for c in secret_files.copies([root], skip=[root / "repo"])] == [root / "late.py"]
+    secret_files._checked.clear()  # the next grade: the folders are checked again
+    assert [c.path for c in secret_files.copies([root], skip=[root / "repo"])] == [root / "late.py"] and searched
 
 
 def test_a_copy_that_only_file_modes_could_hide_refuses_the_grade_naming_it(monkeypatch):

@@ -306,7 +306,9 @@ def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, versio
         from autograder.batch.dask_runner import run_on_dask
         yield from run_on_dask(dask, jobs)
         return
+    from autograder import isolation
     from autograder.batch.pool import LocalPool
+    isolation.secret_copies()  # searched once, here: each worker reuses it (secret_files.CACHE), checking the folders
     with LocalPool(workers, job_seconds) as pool:
         yield from pool.run(jobs)
 

@@ -3,14 +3,14 @@
 An e2e run calls the functions under test hundreds of times; everything else in it (sampling, the forward and
 backward passes, the evaluation) is the judge's own deterministic code. The reference's runs are recorded
 once, in a grade of the reference (record.py): every call's inputs, the answer (value and gradients), where
-the training passed an earlier answer on (flow.py), the judge's time before each call (pace.py) and the run's
-outcome, in the lab's grading/data/replays.bin (shipped.py; `python -m autograder refresh` rewrites it).
+the training passed an earlier answer on (flow.py) and the run's outcome, in the lab's grading/data/replays.bin
+(shipped.py; `python -m autograder refresh` rewrites it).
 
 A lab's e2e test routes each replayable training through `outcome(key, parts, train, rtol, atol)`; its facts
-(its pace pieces, how its training transforms answers it passes on) are registry.Replays. Before training
-a run, a grade sends the submission the recorded calls in order, as its own training would: at the
-training's pace, and with its own answers passed on where the training passes them on, so that nothing
-it sees tells the replay from its training. When every answer lies within grading.yaml's
+(how its training transforms answers it passes on) are registry.Replays. Before training a run, a grade sends
+the submission the recorded calls in order, back to back, with its own answers passed on where the training
+passes them on (docs/validity.md: why a submission that tells a replay from its training by its timing gains
+nothing, and so why a replay is not paced as a training). When every answer lies within grading.yaml's
 `calibration.replay_rtol` / `replay_atol` of the reference's (compare.py), the run's outcome is the
 recorded one. Answers equal bit for bit would take that very training; answers this close differ from it
 as rounding does, and the calibration shows that the reference passes every criterion on each of its

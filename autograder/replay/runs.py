@@ -1,12 +1,10 @@
 """A run of an e2e test: the recorded outcome when the submission answers its recorded calls as the reference
-did (sent at the training's pace, its own answers passed on as the training passes them), else trained."""
+did (sent as fast as it answers, its own answers passed on as the training passes them), else trained."""
 
 from __future__ import annotations
 
-import itertools
 import lzma
 import os
-from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -16,13 +14,8 @@ from autograder.remote import RemoteFunction, SubmissionError
 
 from .compare import answer_matches
 from .flow import Feed
-from .pace import Pacer
 from .record import active, record
 from .shipped import ShippedRun, shipped_runs
-
-COMPARE_GAP = 0.1   # a paced replay compares the answers so far in a gap of at least this many speed units...
-DECODE_GAP = 1.0     # ...and decodes the next LOOKAHEAD recorded calls in one at least this long
-LOOKAHEAD = 20
 
 
 def outcome(key: Hashable, parts: Any, train: Callable[[], dict], rtol: float, atol: float) -> dict:
@@ -44,48 +37,26 @@ def outcome(key: Hashable, parts: Any, train: Callable[[], dict], rtol: float, a
     return train()
 
 
-def answers_match(run: ShippedRun, functions: dict[str, RemoteFunction], rtol: float, atol: float,
-                  paced: bool = True) -> bool:
-    """Send the recorded calls (`paced`: at the training's pace), fed as the training would; True when every
-    answer is the reference's within the tolerances.
-
-    Paced, the judge's own work (decoding the recorded calls, comparing the answers) is done in the gaps
-    long enough to hide it, ahead of the calls that follow short ones (a call may come 0.1 ms after the
-    previous answer in a training): the shortest gaps are as short as the training's."""
+def answers_match(run: ShippedRun, functions: dict[str, RemoteFunction], rtol: float, atol: float) -> bool:
+    """Send the recorded calls in order, back to back, fed as the training would (the submission's own answers
+    passed on); True when every answer is the reference's within the tolerances. The first answer that differs
+    (or raises) ends the replay: the recorded calls after it are never decoded."""
     facts = registry.lab().replays
     contract = config.current().contract
-    pacer = Pacer(run.pace) if paced else None
     feed = Feed(facts.passes_on if facts is not None else {}, lambda fn: contract[fn].mask_index)
-    calls, ahead = run.calls(), deque[dict]()
-    unchecked: list[tuple[dict, Any, Any]] = []  # answers given, not compared yet
-    for i in range(run.n_calls):
-        room = run.pace[i] if pacer is not None else DECODE_GAP  # unpaced: the work is all there is
-        if room >= COMPARE_GAP:
-            if not all(answer_matches(*answer, rtol, atol) for answer in unchecked):
-                return False
-            unchecked = []
-        wanted = LOOKAHEAD if room >= DECODE_GAP else 1
-        ahead += itertools.islice(calls, max(0, wanted - len(ahead)))
-        call = ahead.popleft()
+    for call in run.calls():
         function = functions.get(call["fn"])
         if function is None:
             return False
         args, cotangent = feed.arguments(call)
         args = [a.requires_grad_(True) if j in call["grad"] else a for j, a in enumerate(args)]
-        if pacer is not None:
-            pacer.wait(i)
         try:
             value, grads = function.answer(*args, cotangent=cotangent, **call["kwargs"])
         except SubmissionError:
             return False  # the training decides: it calls with its own inputs
-        if pacer is not None:
-            pacer.answered()
+        if not answer_matches(call, value, grads, rtol, atol):
+            return False
         feed.answered(call, value, grads)
-        unchecked.append((call, value, grads))
-    if not all(answer_matches(*answer, rtol, atol) for answer in unchecked):
-        return False
-    if pacer is not None:
-        pacer.wait(run.n_calls)  # the training's last update and its evaluation
     return True
 
 

@@ -1,6 +1,6 @@
 """The shipped file of the reference's recorded runs, grading/data/replays.bin in the lab's folder.
 
-    index frame   {"fingerprint": ..., "numerics": ..., "runs": [{"key", "outcome", "calls", "bytes", "pace"}, ...]}
+    index frame   {"fingerprint": ..., "numerics": ..., "runs": [{"key", "outcome", "calls", "bytes"}, ...]}
     then per run  its calls, one wire frame each ({"fn", "args", "grad", "kwargs", "cotangent", "flow",
                   "value", "grads"}: autograder/replay/record.py), lzma-compressed on their own, so that a grade
                   decompresses only the runs it replays, and decodes a run's calls only as far as it replays
@@ -19,26 +19,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from autograder import fingerprints
 from autograder.child import wire
 from autograder.paths import LAB_DATA
 
 DATA_FILE = LAB_DATA / "replays.bin"
-FORMAT = "calls with flow links, paced as a warm lane in hot units, the recording machine's numerics, v5"
+FORMAT = "calls with flow links, the recording machine's numerics, unpaced, v6"
 _SHIPPED: dict | None = None  # the file, read at first use: repr(run key) -> ShippedRun
 UNREADABLE = (OSError, lzma.LZMAError, wire.WireError, EOFError, KeyError, TypeError, AttributeError)
 
 
 @dataclass(frozen=True)
 class ShippedRun:
-    """One recorded run of the reference: its outcome, its calls and its pace."""
+    """One recorded run of the reference: its outcome and its calls."""
 
     outcome: dict
     n_calls: int
-    blob: bytes        # its calls: one wire frame each, lzma-compressed
-    pace: list[float]  # n_calls + 1 gaps, in pace speed units: before each call, after the last
+    blob: bytes   # its calls: one wire frame each, lzma-compressed
 
     def calls(self) -> Iterator[dict]:
         """The recorded calls in order, decoded one at a time (a replay that stops early decodes no more)."""
@@ -53,11 +50,10 @@ def fingerprint() -> str:
 
 
 def write(runs: dict, path: Path = DATA_FILE) -> None:
-    """Write recorded runs (repr(key) -> (calls, outcome, pace)): the index frame, then each run's calls."""
-    blobs = [lzma.compress(b"".join(wire.encode(call) for call in calls)) for calls, _, _ in runs.values()]
-    index = [{"key": key, "outcome": result, "calls": len(calls), "bytes": len(blob),
-              "pace": torch.tensor(pace, dtype=torch.float32)}
-             for (key, (calls, result, pace)), blob in zip(runs.items(), blobs)]
+    """Write recorded runs (repr(key) -> (calls, outcome)): the index frame, then each run's calls."""
+    blobs = [lzma.compress(b"".join(wire.encode(call) for call in calls)) for calls, _ in runs.values()]
+    index = [{"key": key, "outcome": result, "calls": len(calls), "bytes": len(blob)}
+             for (key, (calls, result)), blob in zip(runs.items(), blobs)]
     path.parent.mkdir(parents=True, exist_ok=True)
     header = {"fingerprint": fingerprint(), "numerics": fingerprints.numerics(), "runs": index}
     path.write_bytes(wire.encode(header) + b"".join(blobs))
@@ -69,10 +65,7 @@ def read(path: Path = DATA_FILE) -> tuple[str, dict[str, ShippedRun]]:
     header = frames.read()
     runs, rest = {}, bytes(frames.buffer)
     for run in header["runs"]:
-        pace = run["pace"].tolist()
-        if len(pace) != run["calls"] + 1:
-            raise KeyError("pace")
-        runs[run["key"]] = ShippedRun(run["outcome"], run["calls"], rest[:run["bytes"]], pace)
+        runs[run["key"]] = ShippedRun(run["outcome"], run["calls"], rest[:run["bytes"]])
         rest = rest[run["bytes"]:]
     return header["fingerprint"], runs
 

@@ -142,17 +142,17 @@ def grade_subject(subject: Subject) -> Outcome:
             left_out: list = []
             if subject.kind == "mistake":  # each failed check also diagnosed with the mistake left out
                 with hints.leaving_out(subject.name) as left_out:
-                    results = grade(path, only=set(subject.only)).tests
+                    results = grade(path, only=set(subject.only), plots=False).tests
                 left_out = [h for h in left_out if h.part == subject.part]
                 wrong = [f"{h.function}: names {' or '.join(h.left_out)}" for h in left_out
                          if not hints.right(entry, h)]
             else:
-                results, wrong = grade(path, only=set(subject.only)).tests, []
+                results, wrong = grade(path, only=set(subject.only), plots=False).tests, []
             if subject.elsewhere:
                 cfg = config.load()
                 few = dataclasses.replace(
                     cfg, hypothesis={**cfg.hypothesis, "max_examples": subject.elsewhere_examples})
-                results += grade(path, only=set(subject.elsewhere), cfg=few).tests
+                results += grade(path, only=set(subject.elsewhere), cfg=few, plots=False).tests
     except Exception as exc:  # report it as this subject's problem, keep validating the others
         return Outcome(subject, [], time.monotonic() - started, f"{type(exc).__name__}: {exc}")
     tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message, bool(t.finding.kind),

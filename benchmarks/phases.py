@@ -1,0 +1,146 @@
+"""Run `python -m autograder ARGS...` with each phase of a grade timed: `python benchmarks/phases.py LOG ARGS...`.
+
+    AUTOGRADER_LAB=/path/labs/lab13 python benchmarks/phases.py /tmp/phases.jsonl grade solutions/posttrain.py --out o
+
+The engine's functions named in PHASES are wrapped before the command runs (the second lane, forked, inherits
+the wrappers); each call appends one JSON line to LOG: {"phase", "pid", "wall", "cpu" (the calling thread's CPU:
+the judge's own, never its sandboxed child's), "inside" (the enclosing timed phase, or "")}. "judge imports" is
+this process's start (the interpreter, torch, the engine and its commands) until the command runs. The root of
+the engine imported is this file's folder's parent, so a copy of this file in another checkout times that one.
+`summarise(LOG)` adds the lines up per phase and lane (grade_bench.py prints it).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# (module, attribute, phase): a callable, or a class's method as "Class.method"
+PHASES = (
+    ("autograder.secret_files", "copies", "secrets search"),
+    ("autograder.preflight", "ensure_secrets_hidden", "preflight (probe, secrets search)"),
+    ("autograder.sandbox", "Child.__init__", "child start"),
+    ("autograder.grade", "_shown_first", "unit checks"),
+    ("autograder.grade", "run_test", "tests"),
+    ("autograder.replay.runs", "answers_match", "replays"),
+    ("autograder.report", "write_reports", "reports"),
+)
+_LOG: str = ""
+_stack = threading.local()
+
+
+def _record(phase: str, wall: float, cpu: float, inside: str) -> None:
+    line = json.dumps({"phase": phase, "pid": os.getpid(), "wall": wall, "cpu": cpu, "inside": inside}) + "\n"
+    fd = os.open(_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode())  # one write of a short line: lines of two lanes never interleave
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def timed(phase: str):
+    names = getattr(_stack, "names", [])
+    _stack.names = [*names, phase]
+    wall, cpu = time.perf_counter(), time.thread_time()
+    try:
+        yield
+    finally:
+        _stack.names = names
+        _record(phase, time.perf_counter() - wall, time.thread_time() - cpu, names[-1] if names else "")
+
+
+def _wrap(fn: Callable, phase: str | Callable[..., str]) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with timed(phase(*args) if callable(phase) else phase):
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def _test_phase(test_id: str, *_) -> str:
+    return "e2e tests" if test_id.startswith("e2e.") else "unit checks"
+
+
+def install() -> None:
+    """Wrap the engine's phases (before any of them runs)."""
+    for module_name, attribute, phase in PHASES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        owner, _, name = attribute.rpartition(".")
+        target = getattr(module, owner) if owner else module
+        if hasattr(target, name):
+            setattr(target, name, _wrap(getattr(target, name), _test_phase if phase == "tests" else phase))
+    from autograder import lanes, registry
+    second_lane = lanes.second_lane
+
+    @contextmanager
+    def timed_second_lane(*args, **kwargs):
+        with timed("second lane start (imports, fork)"):
+            manager = second_lane(*args, **kwargs)
+            pool = manager.__enter__()
+        try:
+            yield pool
+        except BaseException:
+            if not manager.__exit__(*sys.exc_info()):
+                raise
+        else:
+            manager.__exit__(None, None, None)
+    lanes.second_lane = timed_second_lane
+    lab = registry.lab
+
+    @functools.lru_cache(maxsize=1)
+    def timed_lab():
+        import dataclasses
+        found = lab()
+        return dataclasses.replace(found, plot=_wrap(found.plot, "plots"))
+    registry.lab = timed_lab
+
+
+def summarise(log: Path) -> dict[str, dict[str, float]]:
+    """phase -> {"wall", "cpu"} summed over the first lane's calls (the process that ran the command), and
+    {"wall 2", "cpu 2"} over the second lane's; a phase inside another counts in both."""
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    if not lines:
+        return {}
+    first = lines[0]["pid"]  # judge imports: recorded first, by the command's process
+    out: dict[str, dict[str, float]] = {}
+    for line in lines:
+        phase = line["phase"] if line["phase"] != "child start" or not line["inside"].startswith("preflight") \
+            else "probe start"
+        row = out.setdefault(phase, {"wall": 0.0, "cpu": 0.0, "wall 2": 0.0, "cpu 2": 0.0})
+        suffix = "" if line["pid"] == first else " 2"
+        row["wall" + suffix] += line["wall"]
+        row["cpu" + suffix] += line["cpu"]
+    return out
+
+
+def main() -> int:
+    global _LOG
+    _LOG = sys.argv[1]
+    started_cpu = time.process_time()  # the interpreter's start before this line is in neither number
+    wall = time.perf_counter()
+    sys.path.insert(0, str(ROOT))
+    import torch  # noqa: F401 - the judge's imports, as `python -m autograder grade` makes them
+
+    import autograder.__main__ as command
+    command.build_parser()  # every command's module, as `python -m autograder` imports them
+    install()
+    _record("judge imports", time.perf_counter() - wall, time.process_time() - started_cpu, "")
+    with timed("whole command"):
+        return command.main(sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
