@@ -45,12 +45,12 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autograder import paths, seccomp, secret_files
+from autograder import paths, readable, seccomp, secret_files
 from autograder.child import confine
 
 UID_BASE = 2_100_000_000   # child uids: UID_BASE + a pid (< 2**22), far above any system or subuid range
 CGROUP_MOUNTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
-HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlinks into /usr, or folders
+HOST_LINKS = readable.HOST_LINKS  # /bin, /lib...: symlinks into /usr (made as links), or folders
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")  # Landlock: read + write
 PROC = (Path("/proc/self"), Path("/proc/cpuinfo"))  # Landlock: the child's own /proc/PID (opened by the child,
 #  so "self" is its own) and what torch's import reads; not other processes' names, command lines, locks
@@ -96,16 +96,17 @@ class Isolation:
         argv += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
-        binds = read_roots() + [home.resolve()]
-        made = {Path("/"), Path("/tmp")}
-        for root in binds:
-            for parent in reversed(root.parents):
-                if parent not in made and not any(parent.is_relative_to(b) for b in binds if b != root):
-                    argv += ["--perms", "0755", "--dir", str(parent)]
-                    made.add(parent)
-            argv += ["--ro-bind", str(root), str(root)]
+        seen = view()
+        for kind, path in [*seen.layers(), ("bind", home.resolve())]:
+            if kind == "mask":
+                argv += ["--perms", "0755", "--tmpfs", str(path)] if path.is_dir() else \
+                    ["--ro-bind", "/dev/null", str(path)]
+            elif path.is_symlink():
+                argv += ["--symlink", os.readlink(path), str(path)]
+            else:
+                argv += ["--ro-bind", str(path), str(path)]
         for secret in hidden():
-            if any(secret.is_relative_to(b) for b in binds):
+            if seen.readable(secret):
                 argv += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
         if seccomp_fd is not None:
             argv += ["--seccomp", str(seccomp_fd)]
@@ -114,7 +115,7 @@ class Isolation:
     def landlock_rules(self, home: Path) -> dict:
         """What the child may reach under Landlock (confine.landlock): the same view as bubblewrap's."""
         secrets = hidden()
-        read = [p for root in read_roots() for p in _carve(root, secrets)]
+        read = [p for root, masks in view().read_rules() for p in _carve(root, masks + secrets)]
         read += [home.resolve(), *PROC]
         write = [Path("/tmp"), Path("/dev/shm")] if self.bwrap else [home.resolve() / "tmp"]
         return {"abi": self.landlock, "read": [str(p) for p in read], "write": [str(p) for p in write],
@@ -141,17 +142,15 @@ def _carve(root: Path, secrets: list[Path]) -> list[Path]:
     return kept
 
 
+def view() -> readable.View:
+    """What the child may read besides its own folder and /proc (autograder/readable.py: an allow-list)."""
+    return readable.view()
+
+
 def read_roots() -> list[Path]:
-    """Everything the child may read besides its own folder and /proc: /usr (and what /bin, /lib...
-    are, or link to), the interpreter and its packages, without nested duplicates."""
-    found: list[Path] = []
-    candidates = [Path("/usr"), *(Path(link).resolve() for link in HOST_LINKS if os.path.isdir(link)),
-                  *sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
-                           Path(sys.executable).resolve().parent.parent})]
-    for p in candidates:
-        if not any(p.is_relative_to(r) for r in found):
-            found = [r for r in found if not r.is_relative_to(p)] + [p]
-    return found
+    """The places the child's view shows (each with what `view().masked` hides inside it): where the
+    content search looks for copies of the grader's secrets (the second line behind the allow-list)."""
+    return [p for kind, p in view().layers() if kind == "bind" and not p.is_symlink()]
 
 
 def _grader_folders() -> list[Path]:
@@ -163,7 +162,7 @@ def _grader_folders() -> list[Path]:
 
 def secret_copies() -> list[secret_files.Copy]:
     """Every copy of the grader's secrets the child could read (found by content; memoised)."""
-    return secret_files.copies(read_roots(), skip=_grader_folders())
+    return secret_files.copies(read_roots(), skip=[*_grader_folders(), *view().masked])
 
 
 def hidden() -> list[Path]:

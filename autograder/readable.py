@@ -90,7 +90,7 @@ def view() -> View:
     """The child's view of this machine (memoised: the interpreter and its packages do not change mid-grade)."""
     system = _system()
     site_dirs = _site_dirs()
-    stdlib = sorted({Path(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")})
+    stdlib = _stdlib()
     masked = {p for root in system for pattern in PYTHON_PLACES for p in map(Path, glob.glob(str(root / pattern)))}
     masked |= {s for s in site_dirs if s.is_dir() and any(s.is_relative_to(p) for p in (*stdlib, *system))}
     allowed = set(_interpreter()) | set(stdlib)
@@ -116,13 +116,19 @@ def _outermost(paths: Iterable[Path]) -> set[Path]:
     return kept
 
 
+def _stdlib() -> list[Path]:
+    """The interpreter's standard library folders (of the base installation: a venv has none of its own)."""
+    base = {k: sys.base_prefix for k in ("base", "platbase", "installed_base", "installed_platbase")}
+    return sorted({Path(sysconfig.get_path(k, vars=base)) for k in ("stdlib", "platstdlib")})
+
+
 def _site_dirs() -> list[Path]:
     """Every package folder of this interpreter and of its base (a venv's and the one it was made from)."""
     found = set()
     for prefix in {sys.prefix, sys.base_prefix}:
         found |= {Path(p) for p in site.getsitepackages([prefix])}
-    for key in ("purelib", "platlib"):
-        found |= {Path(sysconfig.get_paths(vars={"base": b, "platbase": b})[key]) for b in (sys.prefix, sys.base_prefix)}
+    for base in (sys.prefix, sys.base_prefix):
+        found |= {Path(sysconfig.get_path(k, vars={"base": base, "platbase": base})) for k in ("purelib", "platlib")}
     return sorted(found)
 
 
@@ -157,8 +163,18 @@ def runtime_names() -> list[str]:
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 modules.add(node.module.split(".")[0])
     modules -= own | set(sys.stdlib_module_names) | {"__future__"}
-    owners = metadata.packages_distributions() if modules else {}
-    return sorted({*RUNTIME, *(d for m in modules for d in owners.get(m, []))})
+    unnamed = [m for m in modules if not _installed_as(m)]  # a module named as its distribution is the rule
+    owners = metadata.packages_distributions() if unnamed else {}
+    named = [m for m in modules if m not in unnamed]
+    return sorted({*RUNTIME, *named, *(d for m in unnamed for d in owners.get(m, []))})
+
+
+def _installed_as(name: str) -> bool:
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def closure(names: Iterable[str]) -> list[metadata.Distribution]:
@@ -207,35 +223,36 @@ def _normal(name: str) -> str:
 
 def _installed(dist: metadata.Distribution) -> list[Path]:
     """The distribution's installed files, folders whole where RECORD lists every file beneath them."""
+    base = os.path.normpath(str(dist.locate_file("")))
     files = dist.files
-    base = Path(str(dist.locate_file("")))
     if files is None:  # no RECORD: its top-level names and its metadata folder
         top = (dist.read_text("top_level.txt") or "").split() or [dist.metadata["Name"]]
         meta = getattr(dist, "_path", None)
-        return [base / t for t in top] + [base / f"{t}.py" for t in top] + ([Path(meta)] if meta else [])
-    listed = {Path(os.path.normpath(base / str(f))) for f in files}
-    return _coalesce(listed, base)
+        return [Path(base, t) for t in top] + [Path(base, f"{t}.py") for t in top] + ([Path(meta)] if meta else [])
+    listed = {os.path.normpath(os.path.join(base, str(f))) for f in files}
+    return [Path(p) for p in _coalesce(listed, base)]
 
 
-def _coalesce(listed: set[Path], base: Path) -> list[Path]:
+def _coalesce(listed: set[str], base: str) -> list[str]:
     """`listed` files, replaced by their folder (below `base`) wherever every entry beneath it is listed."""
-    tops = {base / p.relative_to(base).parts[0] for p in listed if p.is_relative_to(base) and p != base}
-    found = [p for p in listed if not p.is_relative_to(base) or p == base]  # scripts in bin/, outside
+    prefix = base + os.sep
+    tops = {prefix + p[len(prefix):].split(os.sep)[0] for p in listed if p.startswith(prefix)}
+    found = [p for p in listed if not p.startswith(prefix)]  # scripts in bin/, outside the package folder
     for top in sorted(tops):
-        if top.is_dir() and not top.is_symlink():
+        if os.path.isdir(top) and not os.path.islink(top):
             found += _whole_or_parts(top, listed)
         elif top in listed:
             found.append(top)
     return found
 
 
-def _whole_or_parts(folder: Path, listed: set[Path]) -> list[Path]:
+def _whole_or_parts(folder: str, listed: set[str]) -> list[str]:
     """[folder] when every file beneath it is listed, else its listed files and its wholly listed folders.
     Iterative (post-order): a deep tree cannot exhaust the stack."""
-    seen: dict[Path, tuple[list[Path], list[Path]]] = {}  # folder -> (its files, its folders)
-    parts: dict[Path, list[Path] | None] = {}  # folder -> None when whole, else what of it is shown
-    todo: list[Path] = [folder]
-    unknown: set[Path] = set()
+    seen: dict[str, tuple[list[str], list[str]]] = {}  # folder -> (its files, its folders)
+    parts: dict[str, list[str] | None] = {}  # folder -> None when whole, else what of it is shown
+    todo = [folder]
+    unknown: set[str] = set()
     while todo:
         path = todo[-1]
         if path not in seen:
@@ -243,8 +260,8 @@ def _whole_or_parts(folder: Path, listed: set[Path]) -> list[Path]:
                 entries = list(os.scandir(path))
             except OSError:  # what it holds cannot be told: never shown whole
                 entries, unknown = [], unknown | {path}
-            subdirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
-            seen[path] = ([Path(e.path) for e in entries if not e.is_dir(follow_symlinks=False)], subdirs)
+            subdirs = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+            seen[path] = ([e.path for e in entries if not e.is_dir(follow_symlinks=False)], subdirs)
             todo += subdirs
             continue
         todo.pop()
