@@ -97,7 +97,15 @@ class Isolation:
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
         seen = view()
+        done: list[tuple[str, Path]] = []  # the steps so far: the deepest one holding a folder says if it exists
+        made = {Path("/"), Path("/tmp")}
         for kind, path in [*seen.layers(), ("bind", home.resolve())]:
+            for parent in reversed(path.parents):  # missing folders on the way, traversable by the child's uid
+                holder = next(((k, p) for k, p in reversed(done) if parent.is_relative_to(p)), None)
+                if parent not in made and (holder is None or holder[0] == "mask" and holder[1] != parent):
+                    argv += ["--perms", "0755", "--dir", str(parent)]
+                    made.add(parent)
+            done.append((kind, path))
             if kind == "mask":
                 argv += ["--perms", "0755", "--tmpfs", str(path)] if path.is_dir() else \
                     ["--ro-bind", "/dev/null", str(path)]
