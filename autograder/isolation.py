@@ -97,15 +97,15 @@ class Isolation:
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
         seen = view()
-        done: list[tuple[str, Path]] = []  # the steps so far: the deepest one holding a folder says if it exists
-        made = {Path("/"), Path("/tmp")}
+        done: list[tuple[str, str]] = []  # the steps so far (kind, path + "/"): the latest holding a folder decides
+        made = {"/", "/tmp"}
         for kind, path in [*seen.layers(), ("bind", home.resolve())]:
-            for parent in reversed(path.parents):  # missing folders on the way, traversable by the child's uid
-                holder = next(((k, p) for k, p in reversed(done) if parent.is_relative_to(p)), None)
-                if parent not in made and (holder is None or holder[0] == "mask" and holder[1] != parent):
-                    argv += ["--perms", "0755", "--dir", str(parent)]
+            for parent in map(str, reversed(path.parents)):  # missing folders on the way, traversable by its uid
+                holder = next(((k, p) for k, p in reversed(done) if (parent + "/").startswith(p)), None)
+                if parent not in made and (holder is None or holder[0] == "mask" and holder[1] != parent + "/"):
+                    argv += ["--perms", "0755", "--dir", parent]
                     made.add(parent)
-            done.append((kind, path))
+            done.append((kind, str(path).rstrip("/") + "/"))
             if kind == "mask":
                 argv += ["--perms", "0755", "--tmpfs", str(path)] if path.is_dir() else \
                     ["--ro-bind", "/dev/null", str(path)]
@@ -122,12 +122,16 @@ class Isolation:
 
     def landlock_rules(self, home: Path) -> dict:
         """What the child may reach under Landlock (confine.landlock): the same view as bubblewrap's."""
-        secrets = hidden()
-        read = [p for root, masks in view().read_rules() for p in _carve(root, masks + secrets)]
-        read += [home.resolve(), *PROC]
+        read = [*_read_list(view(), tuple(hidden())), home.resolve(), *PROC]
         write = [Path("/tmp"), Path("/dev/shm")] if self.bwrap else [home.resolve() / "tmp"]
         return {"abi": self.landlock, "read": [str(p) for p in read], "write": [str(p) for p in write],
                 "files": list(DEVICES)}
+
+
+@functools.lru_cache(maxsize=4)
+def _read_list(seen: readable.View, secrets: tuple[Path, ...]) -> list[Path]:
+    """Landlock's read rules for a view, carved around its masks and the secrets (memoised: the same per process)."""
+    return [p for root, masks in seen.read_rules() for p in _carve(root, masks + list(secrets))]
 
 
 def _carve(root: Path, secrets: list[Path]) -> list[Path]:

@@ -69,20 +69,26 @@ class View:
     def layers(self) -> list[tuple[str, Path]]:
         """The fewest ("bind" | "mask", path) steps, in order, that make this view from nothing (bubblewrap):
         a step that changes nothing (an allowance already shown, a mask of what is hidden) is left out."""
-        steps: list[tuple[str, Path]] = []
-        done: list[tuple[Path, bool]] = []
-        for rule, shown in self._rules():
-            before = next((s for p, s in reversed(done) if rule == p or rule.is_relative_to(p)), False)
-            if shown != before:
-                steps.append(("bind" if shown else "mask", rule))
-                done.append((rule, shown))
-        return steps
+        return list(_layers(self))
 
     def read_rules(self) -> list[tuple[Path, list[Path]]]:
         """Landlock's view: each shown place with the masks inside it (the rules go around them)."""
         steps = self.layers()
         masks = [p for kind, p in steps if kind == "mask"]
         return [(p, [m for m in masks if m != p and m.is_relative_to(p)]) for kind, p in steps if kind == "bind"]
+
+
+@functools.lru_cache(maxsize=4)
+def _layers(view: View) -> tuple[tuple[str, Path], ...]:
+    steps: list[tuple[str, Path]] = []
+    done: list[tuple[str, bool]] = []  # (path + "/", shown) of the steps so far, shallowest first
+    for rule, shown in view._rules():
+        key = str(rule).rstrip("/") + "/"
+        before = next((s for p, s in reversed(done) if key.startswith(p)), False)
+        if shown != before:
+            steps.append(("bind" if shown else "mask", rule))
+            done.append((key, shown))
+    return tuple(steps)
 
 
 @functools.lru_cache(maxsize=1)
