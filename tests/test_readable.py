@@ -53,9 +53,10 @@ def plant(prefix: Path, site: Path) -> dict[str, Path]:
     return {**places, "zipped egg": egg, "pip cache wheel": wheel}
 
 
-def remove(places: dict[str, Path], prefix: Path, site: Path) -> None:
+def remove(places: dict[str, Path], prefix: Path, site: Path, made: list[Path]) -> None:
+    """Remove the copies, and the folders `made` for them (those that did not exist before)."""
     for folder in (prefix / "src" / "lab12-solutions", prefix / "linked-by-pth", prefix / ".cache" / "pip" / "http-v2",
-                   prefix / ".cache" / "pip" / "wheels" / "ab"):
+                   prefix / ".cache" / "pip" / "wheels" / "ab", *made):
         shutil.rmtree(folder, ignore_errors=True)
     for path in (places["inside another distribution"], places["inside torch, not in its RECORD"],
                  places["zipped egg"], site / "zz_labref.pth"):
@@ -67,13 +68,14 @@ def planted():
     prefix = Path(sys.prefix)
     if not os.access(SITE, os.W_OK) or not (SITE / "torch").is_dir() or not (SITE / "pip").is_dir():
         pytest.skip("needs a writable venv holding torch and pip")
+    made = [p for p in (prefix / "src", prefix / ".cache") if not p.exists()]
     places = plant(prefix, SITE)
     readable.view.cache_clear()
     secret_files._searched.clear()
     try:
         yield places
     finally:
-        remove(places, prefix, SITE)
+        remove(places, prefix, SITE, made)
         readable.view.cache_clear()
         secret_files._searched.clear()
 
