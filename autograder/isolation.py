@@ -125,7 +125,7 @@ class Isolation:
         read = [*_read_list(view(), tuple(hidden())), home.resolve(), *PROC]
         write = [Path("/tmp"), Path("/dev/shm")] if self.bwrap else [home.resolve() / "tmp"]
         return {"abi": self.landlock, "read": [str(p) for p in read], "write": [str(p) for p in write],
-                "files": list(DEVICES)}
+                "files": list(DEVICES), "listed": [str(p) for p in view().listed]}
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,10 +1,12 @@
 """What the sandboxed child may read, at every level: an allow-list, not a search.
 
-    view = readable.view()     # computed once per process (~0.1-0.3 s: metadata, and a walk of the allowed trees)
+    view = readable.view()     # computed once per process (~0.5 s CPU: metadata, a walk of the allowed trees)
     view.system                # the machine's own folders: /usr and what /bin, /lib... are (shared libraries)
     view.masked                # the Python places inside them (every lib*/python*, src/...): hidden whole
     view.allowed               # files and folders shown again: the interpreter, its standard library, the
                                # installed files of the run-time distributions
+    view.listed                # package folders holding allowed paths: Landlock lets the child list their
+                               # names (Python's import lists them), not read what lies beneath
     view.readable(path)        # is `path` in the view?
 
 bubblewrap binds `system` read-only, covers each of `masked` with an empty tmpfs, then binds each of
@@ -52,6 +54,7 @@ class View:
     system: tuple[Path, ...]   # folders of the machine, readable but for `masked`
     masked: tuple[Path, ...]   # hidden whole, inside `system` or inside an allowed folder (site-packages)
     allowed: tuple[Path, ...]  # shown again inside `masked`, or alone (not resolved: a link stays a link)
+    listed: tuple[Path, ...] = ()  # package folders holding allowed paths: their names listed (Landlock)
 
     def _rules(self) -> list[tuple[Path, bool]]:
         """(path, shown) by depth, a mask before an allowance of the same path (the later one wins)."""
@@ -103,7 +106,9 @@ def view() -> View:
     for dist in closure(runtime_names()):
         allowed |= set(_installed(dist))
     allowed = {p for p in allowed if os.path.lexists(p)}
-    return View(tuple(sorted(system)), tuple(sorted(masked)), tuple(sorted(_outermost(allowed))))
+    shown = View(tuple(sorted(system)), tuple(sorted(masked)), tuple(sorted(_outermost(allowed))))
+    listed = {s for s in site_dirs if not shown.readable(s) and any(p.parent == s for p in shown.allowed)}
+    return View(shown.system, shown.masked, shown.allowed, tuple(sorted(listed)))
 
 
 def _system() -> list[Path]:

@@ -90,8 +90,11 @@ def others_reach(path: Path) -> bool:
 
 
 def needed(iso: isolation.Isolation) -> set[str]:
-    """The controls the child must read: all of NEEDED, but what its own uid cannot reach by the modes."""
-    return {k for k, f in NEEDED.items() if not iso.own_uid or iso.bwrap or others_reach(f())}
+    """The controls the child must read: all of NEEDED, but what its own uid cannot reach by the modes; and
+    "import": a distribution of the allow-list that torch's import does not load (networkx), imported once
+    confined (Python lists its package folder: Landlock's `listed` rule), when the standard library is reached."""
+    kinds = {k for k, f in NEEDED.items() if not iso.own_uid or iso.bwrap or others_reach(f())}
+    return kinds | {"import"} if "stdlib" in kinds else kinds
 
 
 def stub(places: dict[str, Path]) -> str:
@@ -116,6 +119,12 @@ for _kind, _path in {targets!r}.items():
     _READ.append(_kind)
     if "edited after install" in _text:
         exec(compile(_text, "adopted", "exec"), globals())
+
+try:
+    import networkx as _networkx  # noqa: F401
+    _READ.append("import")
+except ImportError:
+    pass
 
 
 def readable_paths():
