@@ -7,15 +7,15 @@
 
 Layers, each used when available and named in the report when missing:
   bubblewrap   fresh pid/net/ipc/uts/mount namespaces (and a user namespace when the judge is not
-               root); a read-only view of /usr, the interpreter
-               (sys.base_prefix), the installed packages (sys.prefix) and the child's folder; a private
-               size-capped /tmp and /dev/shm; dies with the judge. Anything of the grader that lies
-               inside a bound folder (the repository, the installed `autograder` package) is covered.
+               root); a read-only view of the allow-list (autograder/readable.py: /usr without its
+               Python places, the interpreter, its standard library, the run-time distributions' files)
+               and the child's folder; a private size-capped /tmp and /dev/shm; dies with the judge.
+               Anything of the grader that lies inside a bound folder is covered.
   own uid      when the judge is root, the worker drops to a uid of its own (UID_BASE + the pid of the
                process that started it), with no supplementary groups: it can signal, ptrace or count
                as no other process, and the whole uid is killed at the end.
   Landlock     (Linux >= 5.13; needs neither root nor namespaces) the worker restricts itself to reading
-               the view above (of /proc: only its own /proc/PID) and writing its own tmp folder
+               the same allow-list (of /proc: only its own /proc/PID) and writing its own tmp folder
                (autograder/child/confine.py): the layer that hides the grader's files where bubblewrap
                cannot start (Docker's default profile).
   seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts, SysV IPC, POSIX queues,
