@@ -7,15 +7,15 @@
 
 Layers, each used when available and named in the report when missing:
   bubblewrap   fresh pid/net/ipc/uts/mount namespaces (and a user namespace when the judge is not
-               root); a read-only view of /usr, the interpreter
-               (sys.base_prefix), the installed packages (sys.prefix) and the child's folder; a private
-               size-capped /tmp and /dev/shm; dies with the judge. Anything of the grader that lies
-               inside a bound folder (the repository, the installed `autograder` package) is covered.
+               root); a read-only view of the allow-list (autograder/readable.py: /usr without its
+               Python places, the interpreter, its standard library, the run-time distributions' files)
+               and the child's folder; a private size-capped /tmp and /dev/shm; dies with the judge.
+               Anything of the grader that lies inside a bound folder is covered.
   own uid      when the judge is root, the worker drops to a uid of its own (UID_BASE + the pid of the
                process that started it), with no supplementary groups: it can signal, ptrace or count
                as no other process, and the whole uid is killed at the end.
   Landlock     (Linux >= 5.13; needs neither root nor namespaces) the worker restricts itself to reading
-               the view above (of /proc: only its own /proc/PID) and writing its own tmp folder
+               the same allow-list (of /proc: only its own /proc/PID) and writing its own tmp folder
                (autograder/child/confine.py): the layer that hides the grader's files where bubblewrap
                cannot start (Docker's default profile).
   seccomp      autograder/seccomp.py (network sockets, ptrace, namespaces, mounts, SysV IPC, POSIX queues,
@@ -45,12 +45,12 @@ import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autograder import paths, seccomp, secret_files
+from autograder import paths, readable, seccomp, secret_files
 from autograder.child import confine
 
 UID_BASE = 2_100_000_000   # child uids: UID_BASE + a pid (< 2**22), far above any system or subuid range
 CGROUP_MOUNTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
-HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlinks into /usr, or folders
+HOST_LINKS = readable.HOST_LINKS  # /bin, /lib...: symlinks into /usr (made as links), or folders
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")  # Landlock: read + write
 PROC = (Path("/proc/self"), Path("/proc/cpuinfo"))  # Landlock: the child's own /proc/PID (opened by the child,
 #  so "self" is its own) and what torch's import reads; not other processes' names, command lines, locks
@@ -96,16 +96,25 @@ class Isolation:
         argv += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
-        binds = read_roots() + [home.resolve()]
-        made = {Path("/"), Path("/tmp")}
-        for root in binds:
-            for parent in reversed(root.parents):
-                if parent not in made and not any(parent.is_relative_to(b) for b in binds if b != root):
-                    argv += ["--perms", "0755", "--dir", str(parent)]
+        seen = view()
+        done: list[tuple[str, str]] = []  # the steps so far (kind, path + "/"): the latest holding a folder decides
+        made = {"/", "/tmp"}
+        for kind, path in [*seen.layers(), ("bind", home.resolve())]:
+            for parent in map(str, reversed(path.parents)):  # missing folders on the way, traversable by its uid
+                holder = next(((k, p) for k, p in reversed(done) if (parent + "/").startswith(p)), None)
+                if parent not in made and (holder is None or holder[0] == "mask" and holder[1] != parent + "/"):
+                    argv += ["--perms", "0755", "--dir", parent]
                     made.add(parent)
-            argv += ["--ro-bind", str(root), str(root)]
+            done.append((kind, str(path).rstrip("/") + "/"))
+            if kind == "mask":
+                argv += ["--perms", "0755", "--tmpfs", str(path)] if path.is_dir() else \
+                    ["--ro-bind", "/dev/null", str(path)]
+            elif path.is_symlink():
+                argv += ["--symlink", os.readlink(path), str(path)]
+            else:
+                argv += ["--ro-bind", str(path), str(path)]
         for secret in hidden():
-            if any(secret.is_relative_to(b) for b in binds):
+            if seen.readable(secret):
                 argv += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
         if seccomp_fd is not None:
             argv += ["--seccomp", str(seccomp_fd)]
@@ -113,12 +122,16 @@ class Isolation:
 
     def landlock_rules(self, home: Path) -> dict:
         """What the child may reach under Landlock (confine.landlock): the same view as bubblewrap's."""
-        secrets = hidden()
-        read = [p for root in read_roots() for p in _carve(root, secrets)]
-        read += [home.resolve(), *PROC]
+        read = [*_read_list(view(), tuple(hidden())), home.resolve(), *PROC]
         write = [Path("/tmp"), Path("/dev/shm")] if self.bwrap else [home.resolve() / "tmp"]
         return {"abi": self.landlock, "read": [str(p) for p in read], "write": [str(p) for p in write],
-                "files": list(DEVICES)}
+                "files": list(DEVICES), "listed": [str(p) for p in view().listed]}
+
+
+@functools.lru_cache(maxsize=4)
+def _read_list(seen: readable.View, secrets: tuple[Path, ...]) -> list[Path]:
+    """Landlock's read rules for a view, carved around its masks and the secrets (memoised: the same per process)."""
+    return [p for root, masks in seen.read_rules() for p in _carve(root, masks + list(secrets))]
 
 
 def _carve(root: Path, secrets: list[Path]) -> list[Path]:
@@ -141,17 +154,15 @@ def _carve(root: Path, secrets: list[Path]) -> list[Path]:
     return kept
 
 
+def view() -> readable.View:
+    """What the child may read besides its own folder and /proc (autograder/readable.py: an allow-list)."""
+    return readable.view()
+
+
 def read_roots() -> list[Path]:
-    """Everything the child may read besides its own folder and /proc: /usr (and what /bin, /lib...
-    are, or link to), the interpreter and its packages, without nested duplicates."""
-    found: list[Path] = []
-    candidates = [Path("/usr"), *(Path(link).resolve() for link in HOST_LINKS if os.path.isdir(link)),
-                  *sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(),
-                           Path(sys.executable).resolve().parent.parent})]
-    for p in candidates:
-        if not any(p.is_relative_to(r) for r in found):
-            found = [r for r in found if not r.is_relative_to(p)] + [p]
-    return found
+    """The places the child's view shows (each with what `view().masked` hides inside it): where the
+    content search looks for copies of the grader's secrets (the second line behind the allow-list)."""
+    return [p for kind, p in view().layers() if kind == "bind" and not p.is_symlink()]
 
 
 def _grader_folders() -> list[Path]:
@@ -163,7 +174,7 @@ def _grader_folders() -> list[Path]:
 
 def secret_copies() -> list[secret_files.Copy]:
     """Every copy of the grader's secrets the child could read (found by content; memoised)."""
-    return secret_files.copies(read_roots(), skip=_grader_folders())
+    return secret_files.copies(read_roots(), skip=[*_grader_folders(), *view().masked])
 
 
 def hidden() -> list[Path]:

@@ -13,11 +13,12 @@ what to fix. Paths that do not exist (a student's self-check has none of them) n
 self-check never refuses. Costs one small process start (~0.1 s, no torch import) and, once per
 process, the search for copies (secret_files.py).
 
-Without bubblewrap and Landlock only file modes hide the secrets, and they cover only the copy checked
-here: another world-readable checkout or bundle elsewhere on the disk would be found by a submission
-that searches it. That level is refused too, unless the machine is known to hold no other copy:
-AUTOGRADER_SOLE_COPY=1, which the Gradescope bundle's run_autograder sets (its container holds one copy, the
-one it locks). A copy found beside the interpreter cannot be hidden there: the grade is refused, naming it.
+What the child may read is an allow-list (autograder/readable.py): the interpreter, its standard library,
+the installed files of the lab's run-time distributions, the world and its own submission; bubblewrap's
+binds or Landlock's rules enforce it. Without either, nothing can (file modes hide only the files they are
+set on, not an edited copy of the reference in a `src/` checkout, an egg or a cache beside the
+interpreter): the grade is refused with one sentence. A byte-exact copy found beside the interpreter
+(secret_files.py, the second line) that the probe could still read refuses the grade, naming it.
 """
 
 from __future__ import annotations
@@ -57,11 +58,11 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
     secrets = secret_paths(extra)
     if not secrets:
         return
-    if not iso.bwrap and not iso.landlock and os.environ.get("AUTOGRADER_SOLE_COPY") != "1":
-        raise SecretsVisible("without bubblewrap or Landlock only file modes could hide the grader's files, and "
-                             f"only this copy of them ({iso.describe()}): install bubblewrap (apt install "
-                             "bubblewrap) or use Linux >= 5.13 with Landlock enabled; where this machine holds no "
-                             "other copy of the grader (a container), AUTOGRADER_SOLE_COPY=1 accepts file modes")
+    if not iso.bwrap and not iso.landlock:
+        raise SecretsVisible("without bubblewrap or Landlock nothing limits what a submission reads to the "
+                             "interpreter and the lab's packages, so a copy of the reference beside them (an "
+                             f"edited one, an egg, a cache) would be in its reach ({iso.describe()}): install "
+                             "bubblewrap (apt install bubblewrap) or use Linux >= 5.13 with Landlock enabled")
     copies = isolation.secret_copies()
     probe = _start_probe(limits, iso)
     exposed, identities = [], _identities([c.path for c in copies] + secrets)
@@ -79,9 +80,7 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
     if copy is not None:
         raise SecretsVisible(f"{copy.path} is a copy of the grader's {copy.original} that submissions could read "
                              f"at this isolation level ({iso.describe()}): remove it (a non-editable `pip install` "
-                             "of the grader puts one beside the interpreter; `pip install -e .` does not), or "
-                             "install bubblewrap (apt install bubblewrap), or use Linux >= 5.13 with Landlock "
-                             "enabled, which hide it")
+                             "of the grader puts one beside the interpreter; `pip install -e .` does not)")
     if exposed:
         raise SecretsVisible(f"{exposed[0]} (and {len(set(exposed)) - 1} more) would be readable or writable "
                              f"by submissions at this isolation level ({iso.describe()}): {_fix(iso)}")

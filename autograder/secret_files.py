@@ -3,9 +3,9 @@
     listed(extra)          # the secrets that exist here (reference, hidden checks, bank, ...) and `extra`
     copies(roots, skip)    # copies of the grader's own secrets beneath `roots` (the child's read roots)
 
-The child may read the interpreter, its packages and /usr (isolation.read_roots()). A non-editable
-`pip install .` of the grader, another checkout or a cache there puts copies of the secrets within its
-reach under other names. A copy is recognised by what it holds, whatever its name or place:
+The child may read only its allow-list (autograder/readable.py; isolation.read_roots(): the places it
+shows): this search is the second line behind it, for a copy inside those places (the standard library's
+folder, /usr) under another name. A copy is recognised by what it holds, whatever its name or place:
   - a regular file with a secret's bytes (its size first, then SHA-256; files under MIN_BYTES hold too
     little to matter and are common);
   - a .pyc whose code object equals a secret module compiled here (the file name aside): this

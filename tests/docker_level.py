@@ -92,9 +92,9 @@ def gradescope_layout(bundle: Path, root: Path, name: str, data: bytes) -> Path:
 
 def run(inner: list[str], binds: dict[str, str] | None = None, hide: list[str] = (), **kwargs):
     """subprocess.run of `inner` at the Docker level (where bubblewrap cannot work, so AUTOGRADER_SANDBOX=bwrap,
-    which CI sets to forbid a silent fallback outside, does not apply)."""
+    which CI sets to forbid a silent fallback outside, does not apply; =rlimits, a test's own, does)."""
     argv, fd = command(inner, binds, hide)
-    env = {k: v for k, v in kwargs.pop("env", os.environ).items() if k != "AUTOGRADER_SANDBOX"}
+    env = {k: v for k, v in kwargs.pop("env", os.environ).items() if (k, v) != ("AUTOGRADER_SANDBOX", "bwrap")}
     try:
         return subprocess.run(argv, pass_fds=[fd], env=env, **kwargs)
     finally:

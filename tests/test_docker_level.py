@@ -4,9 +4,9 @@ tests/docker_level.py builds the level (root without CAP_SYS_ADMIN, Docker's nam
 Here: the grader really falls back to its own uid + Landlock + seccomp there, and the Gradescope bundle,
 unpacked in its /autograder layout at that level (the repository hidden, as it is not in Gradescope's
 container; this environment's venv bound at /autograder/venv, as setup.sh would make it), gives a
-submission that searches the whole disk for the reference 0, and the reference full marks, both with
-Landlock and with file modes alone (AUTOGRADER_SANDBOX=rlimits turns Landlock off). `.ci/run` also runs the
-adversarial suite at this level.
+submission that searches the whole disk for the reference 0, and the reference full marks, with Landlock;
+with file modes alone (AUTOGRADER_SANDBOX=rlimits turns Landlock off) nothing keeps the child to its
+allow-list and the grade is refused. `.ci/run` also runs the adversarial suite at this level.
 """
 
 from __future__ import annotations
@@ -80,12 +80,17 @@ def test_the_search_finds_the_reference_when_not_sandboxed(bundle, tmp_path):
     assert "ADOPTED /autograder/source/solutions/rlhf.py" in done.stdout, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("level", ["landlock", "modes only"])
-def test_a_disk_searching_stub_scores_zero(bundle, tmp_path, level):
-    env = {"AUTOGRADER_SANDBOX": "rlimits"} if level == "modes only" else {}
-    results = run_autograder(bundle, tmp_path, STARTER.read_text() + "\n\n" + SEARCH, env)
+def test_a_disk_searching_stub_scores_zero(bundle, tmp_path):
+    results = run_autograder(bundle, tmp_path, STARTER.read_text() + "\n\n" + SEARCH)
     assert results["score"] == 0, results.get("output", "")[:2000]
     assert results.get("tests"), results.get("output", "")[:2000]  # graded (not refused), and found nothing
+
+
+def test_without_landlock_the_grade_is_refused(bundle, tmp_path):
+    """File modes alone cannot keep the child to its allow-list: the preflight refuses, even the reference."""
+    results = run_autograder(bundle, tmp_path, REFERENCE.read_text(), {"AUTOGRADER_SANDBOX": "rlimits"})
+    assert results["score"] == 0 and not results.get("tests"), results
+    assert "the GRADER failed" in results["output"]
 
 
 def test_the_reference_scores_full_marks(bundle, tmp_path):

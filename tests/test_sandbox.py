@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, isolation, sandbox, seccomp
+from autograder import config, isolation, readable, sandbox, seccomp
 from autograder.child import wire
 from autograder.filetree import remove_tree
 from autograder.paths import REFERENCE, ROOT
@@ -222,7 +222,7 @@ def test_find_cgroup_needs_delegated_memory_and_pids(tmp_path, monkeypatch):
 
 
 def test_the_view_covers_grader_files_inside_bound_folders(tmp_path, monkeypatch):
-    monkeypatch.setattr(isolation, "read_roots", lambda: [ROOT])  # as if the venv held the repository
+    monkeypatch.setattr(isolation, "view", lambda: readable.View((ROOT,), (), ()))  # as if the view held the repository
     argv = isolation.Isolation(bwrap="bwrap").command(tmp_path, ["python"], None, 1 << 20)
     covered = {argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"}
     assert str(ROOT) in covered and str(ROOT / "solutions") in covered
@@ -230,7 +230,7 @@ def test_the_view_covers_grader_files_inside_bound_folders(tmp_path, monkeypatch
 
 
 def test_landlock_rules_carve_grader_files_out_of_bound_folders(tmp_path, monkeypatch):
-    monkeypatch.setattr(isolation, "read_roots", lambda: [ROOT])  # as if the venv held the repository
+    monkeypatch.setattr(isolation, "view", lambda: readable.View((ROOT,), (), ()))  # as if the view held the repository
     rules = isolation.Isolation(landlock=6).landlock_rules(tmp_path)
     read = set(rules["read"])
     assert str(ROOT) not in read and str(ROOT / "solutions") not in read and str(ROOT / "grading.yaml") not in read
@@ -276,23 +276,19 @@ def test_a_temp_folder_the_childs_uid_cannot_search_is_refused(temp_folder, monk
 
 
 def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path, monkeypatch):
-    """Detected level: nothing readable. Own uid without bubblewrap or Landlock: refused (modes cover only
-    this copy), unless AUTOGRADER_SOLE_COPY=1; then the world-readable repository is refused with a sentence
-    saying what to fix, and a secret of mode 0700 is hidden."""
+    """Detected level: nothing readable. Without bubblewrap and Landlock: refused (nothing can keep the child to
+    its allow-list); the probe itself still tells a secret of mode 0700 (hidden from another uid) from one
+    that is world-readable."""
     from autograder import preflight
     limits = config.load().limits
     started = time.monotonic()
     preflight.ensure_secrets_hidden(limits, [tmp_path])
     print(f"preflight at the detected level: {(time.monotonic() - started) * 1000:.0f} ms")
     bare = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)
+    with pytest.raises(preflight.SecretsVisible, match="without bubblewrap or Landlock nothing limits"):
+        preflight.ensure_secrets_hidden(limits, [], bare)
     if not bare.own_uid:
         pytest.skip("file modes hide nothing from a child of the same uid")
-    monkeypatch.delenv("AUTOGRADER_SOLE_COPY", raising=False)
-    with pytest.raises(preflight.SecretsVisible, match="AUTOGRADER_SOLE_COPY=1 accepts file modes"):
-        preflight.ensure_secrets_hidden(limits, [], bare)
-    monkeypatch.setenv("AUTOGRADER_SOLE_COPY", "1")
-    with pytest.raises(preflight.SecretsVisible, match="chmod -R go-rwx"):
-        preflight.ensure_secrets_hidden(limits, [], bare)
     secret = tmp_path / "other-student"
     secret.mkdir(mode=0o700)
     (secret / "rlhf.py").write_text("secret")

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, ipc, isolation, outcome, remote, sandbox, secret_files
+from autograder import config, ipc, isolation, outcome, readable, remote, sandbox, secret_files
 from autograder import grade as grade_module
 from autograder.filetree import remove_tree
 from autograder.grade import GraderError, grade
@@ -574,11 +574,13 @@ def copies_beside_the_interpreter():
 def test_copies_of_the_grader_beside_the_interpreter_are_hidden(tmp_path, arena, cfg, copies_beside_the_interpreter,
                                                                 name):
     """The bank's variants from the installed copy, the reference from its .pyc, the renamed reference: each
-    scored 20/20 for gae before copies were searched for; now they are hidden (0), or the grade refused."""
+    scored 20/20 for gae before copies were searched for; now each is out of reach (outside the child's
+    allow-list, or inside it and found and hidden by the search): 0, or the grade refused."""
     found = {c.path for c in isolation.secret_copies()}
-    assert copies_beside_the_interpreter / "notes" / "reference_backup.py" in found
+    for copy in (copies_beside_the_interpreter / "notes" / "reference_backup.py",
+                 copies_beside_the_interpreter / "cache" / "__pycache__" / "helpers.cpython-311.pyc"):
+        assert copy.is_file() and (copy in found or not readable.view().readable(copy)), copy
     assert not (copies_beside_the_interpreter / "site" / "grading").exists()  # an install holds no lab: no bank
-    assert copies_beside_the_interpreter / "cache" / "__pycache__" / "helpers.cpython-311.pyc" in found
     result = attack(tmp_path, arena, name, STARTER, {"gae"}, cfg, secrecy=True)
     if result is not None:
         assert result.score == 0 and "ADOPTED" not in result.output, result.output[-2000:]

@@ -12,6 +12,7 @@ two plain processes of one uid with the same probes: there every channel carries
 
 from __future__ import annotations
 
+import importlib.metadata as metadata
 import json
 import os
 import shutil
@@ -27,9 +28,14 @@ import pytest
 from autograder import config, ipc, isolation, sandbox
 
 CHANNELS = Path(__file__).with_name("adversarial") / "channels.py"
-SHARED = Path(sys.prefix) / "bin" / "activate"        # a file every child may read and no program opens
-UNSHARED = Path(sys.prefix) / "bin" / "activate.fish"  # the same, for the probes' absent case
-ATIME = Path(sys.prefix) / "bin" / "activate.csh"
+def _unopened(name: str) -> Path:
+    """A file of the child's allow-list that no program opens: one of mpmath's (a torch requirement) metadata."""
+    return Path(str(next(f for f in metadata.distribution("mpmath").files or [] if f.name == name).locate()))
+
+
+SHARED = _unopened("INSTALLER")      # a file every child may read and no program opens
+UNSHARED = _unopened("WHEEL")        # the same, for the probes' absent case
+ATIME = _unopened("top_level.txt")
 CONDITIONAL = {  # channels the control cannot show everywhere
     "posix mqueue listed": lambda: bool(ipc.mqueue_mounts()),
     "cpu affinity": lambda: len(os.sched_getaffinity(0)) > 1,

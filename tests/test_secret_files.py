@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, isolation, preflight, secret_files
+from autograder import config, isolation, preflight, readable, secret_files
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT
 
 BANK = ROOT / "grading" / "bank"
@@ -117,7 +117,7 @@ def test_the_sandbox_hides_copies_under_its_read_roots(root, monkeypatch):
     (root / "lib").mkdir(parents=True)
     shutil.copy(REFERENCE, root / "lib" / "kept.py")
     (root / "lib" / "torch.py").write_text("# not a secret\n" * 10)
-    monkeypatch.setattr(isolation, "read_roots", lambda: [root])
+    monkeypatch.setattr(isolation, "view", lambda: readable.View((root,), (), ()))
     argv = isolation.Isolation(bwrap="bwrap").command(root.parent, ["python"], None, 1 << 20)
     masks = {argv[i + 2] for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == "/dev/null"}
     assert str(root / "lib" / "kept.py") in masks
@@ -140,23 +140,24 @@ def test_the_search_is_memoised_until_a_folder_changes_and_skips_the_graders_own
     assert [c.path for c in secret_files.copies([root], skip=[root / "repo"])] == [root / "late.py"] and searched
 
 
-def test_a_copy_that_only_file_modes_could_hide_refuses_the_grade_naming_it(monkeypatch):
-    """Own uid without bubblewrap or Landlock (AUTOGRADER_SOLE_COPY=1): a world-readable copy beside the
-    interpreter cannot be hidden, and the refusal names it first."""
-    bare = dataclasses.replace(isolation.detect(), bwrap=None, landlock=0)
-    if not bare.own_uid:
-        pytest.skip("file modes hide nothing from a child of the same uid")
+@pytest.mark.skipif(not isolation.detect().landlock, reason="needs Landlock")
+def test_a_copy_in_the_view_is_hidden_and_one_left_readable_refuses_the_grade_naming_it(monkeypatch):
+    """The second line: a byte-exact copy inside what the child may read is found and hidden (the preflight's
+    probe proves it); were it left readable, the refusal names it first."""
+    iso = dataclasses.replace(isolation.detect(), bwrap=None)
     place = Path(tempfile.mkdtemp(prefix="autograder-copy-"))
     try:
         place.chmod(0o755)
         shutil.copy(BANK / "gae.py", place / "gae_variants.py")
         (place / "gae_variants.py").chmod(0o644)
-        monkeypatch.setattr(isolation, "read_roots", lambda: [place])
-        monkeypatch.setenv("AUTOGRADER_SOLE_COPY", "1")
+        shown = dataclasses.replace(readable.view(), system=(*readable.view().system, place))
+        monkeypatch.setattr(isolation, "view", lambda: shown)
         secret_files._searched.clear()
+        preflight.ensure_secrets_hidden(config.load().limits, [], iso)
+        monkeypatch.setattr(isolation, "hidden", isolation._grader_folders)  # the copy no longer hidden
         with pytest.raises(preflight.SecretsVisible, match=f"^{place}/gae_variants.py is a copy of the grader's "
                                                            f"{BANK}/gae.py that submissions could read"):
-            preflight.ensure_secrets_hidden(config.load().limits, [], bare)
+            preflight.ensure_secrets_hidden(config.load().limits, [], iso)
     finally:
         shutil.rmtree(place)
         secret_files._searched.clear()

@@ -4,12 +4,14 @@
         ...                                # own uid, die with the parent, rlimits, Landlock, seccomp
 
 The set-up is {"uid": int or None, "rlimits": {"RLIMIT_AS": [soft, hard], ...}, "processes": int,
-"landlock": {"abi": int, "read": [paths], "write": [paths], "files": [paths]} or None,
+"landlock": {"abi": int, "read": [paths], "write": [paths], "files": [paths], "listed": [paths]} or None,
 "seccomp": [bytes of a BPF program] or None (bubblewrap installed it already)}.
 
 Landlock (Linux >= 5.13, no root or namespace needed): the child may read and execute only beneath
 `read` (the interpreter, packages, its own folder...), read and write only beneath `write` (its own
-tmp folder) and the device files in `files` (/dev/null...); everything else is refused with EACCES,
+tmp folder) and the device files in `files` (/dev/null...), and may list the folders in `listed` (the
+package folders holding its allowed distributions: Python's import lists them; names only, beneath too, no
+file beneath them is opened by this rule); everything else is refused with EACCES,
 whatever the file modes say. From ABI 4 TCP bind/connect are refused; from ABI 6 signals and abstract
 unix sockets cannot reach outside the sandbox. A rule on /proc/self (the child's own /proc/PID) keeps its
 O_PATH descriptor open: procfs gives an entry a new inode once its dentry is dropped (drop_caches, memory
@@ -127,8 +129,9 @@ def landlock_abi() -> int:
     return max(version, 0)
 
 
-def landlock(abi: int, read: list[str], write: list[str], files: list[str]) -> None:
-    """Restrict this process (and all it starts) to `read` + `write` + `files` (see the module doc)."""
+def landlock(abi: int, read: list[str], write: list[str], files: list[str],
+             listed: tuple[str, ...] | list[str] = ()) -> None:
+    """Restrict this process (and all it starts) to `read` + `write` + `files` + `listed` (see the module doc)."""
     handled = FS_ALL[min(abi, 5)]
     attr = struct.pack("=QQQ", handled, NET_ALL if abi >= 4 else 0, SCOPE_ALL if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
@@ -137,7 +140,8 @@ def landlock(abi: int, read: list[str], write: list[str], files: list[str]) -> N
     try:
         read_access = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
         file_rights = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (handled & (FS_TRUNCATE | FS_IOCTL_DEV))
-        for paths, access in ((read, read_access), (write, handled), (files, FS_READ_FILE | FS_WRITE_FILE)):
+        for paths, access in ((read, read_access), (write, handled), (files, FS_READ_FILE | FS_WRITE_FILE),
+                              (listed, FS_READ_DIR)):
             for path in paths:
                 try:
                     fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
