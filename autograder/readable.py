@@ -39,8 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import config
-from autograder.paths import ASSIGNMENT
+from autograder.paths import world_files
 
 RUNTIME = ("torch", "numpy")  # what autograder/child/ imports: torch (worker, wire) and numpy (Tensor.numpy())
 HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlinks into /usr, or folders
@@ -164,7 +163,7 @@ def _interpreter() -> list[Path]:
 def runtime_names() -> list[str]:
     """The distributions the child needs first: RUNTIME and those of the top-level modules the lab's world
     files import (parsed: a world module's own name and the standard library need none)."""
-    world = [ASSIGNMENT / name for name in config.current().world if name.endswith(".py")]
+    world = [file for name, file in world_files().items() if name.endswith(".py")]
     own = {p.stem for p in world}
     modules = set()
     for path in world:
