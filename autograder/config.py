@@ -143,6 +143,9 @@ class ContractFunction:
                        'row of ARG: shape (ARG.shape[0],)), several joined by ", "')
     mask: str = doc("the parameter marking where a per-token output is padding: answers are compared where it "
                     "is 1", "")
+    differentiable: tuple[str, ...] = doc("the parameters its output is differentiable in (its gradient w.r.t. each is "
+                                          "part of the contract: a fresh twin compares it, a detached answer fails)",
+                                          ())
 
     def shapes(self, args: tuple) -> Any:
         """The shape(s) it must return for these positional arguments: () per scalar, ARG's shape per "like ARG",
@@ -295,6 +298,9 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
                                    f'"rows of PARAMETER" (parameters: {", ".join(fn.parameters)})')
         if fn.mask and fn.mask not in fn.parameters:
             raise reader.error(f"contract.{name}.mask", f"{fn.mask!r} is not one of its parameters")
+        for parameter in fn.differentiable:
+            if parameter not in fn.parameters:
+                raise reader.error(f"contract.{name}.differentiable", f"{parameter!r} is not one of its parameters")
     for i, column in enumerate(cfg.leaderboard_columns):
         if column.test not in cfg.tests or not column.test.startswith("e2e."):
             raise reader.error("leaderboard_columns", f"column {i + 1}: {column.test!r} is not an e2e test here")
