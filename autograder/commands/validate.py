@@ -93,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
         problems += [(entry, "its e2e outcomes are not calibrated for this code (e2e_mistakes.json is missing or "
                              "stale for it), so validate cannot hold it to them: python -m autograder refresh")
                      for entry in uncalibrated]
-    undiagnosed = [v.subject.label for v in verdicts if v.caught and not v.named]
+    undiagnosed = [v.subject.label for v in verdicts if v.subject.kind == "mistake" and v.caught and not v.named]
     if undiagnosed:
         print(f"\ncaught but not named by the diagnosis ({len(undiagnosed)}): {', '.join(undiagnosed)}")
     shown, right = sum(v.hints for v in verdicts), sum(v.right_hints for v in verdicts)
