@@ -1,7 +1,7 @@
 """The gradients a contract declares (grading.yaml `contract.F.differentiable`), compared with the reference's
 on a call a check made: a detached answer fails a unit test, not only the end-to-end tests that train with it.
 
-    expect_declared_gradients(ctx, made)   # after the values of `made` matched the reference's
+    expect_declared_gradients(ctx, made, tools.ask)   # after the values of `made` matched the reference's
 
 A scalar output's gradient is compared whole; a tensor output's as a vector-Jacobian product with a seeded
 cotangent of its shape (zero where the call's mask is 0, for a per-token output): what the training's
@@ -11,6 +11,7 @@ backward asks the child for (remote.RemoteFunction).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 import torch
 
@@ -40,10 +41,9 @@ def cotangent(function: str, args: tuple, value: torch.Tensor) -> torch.Tensor |
     return cot
 
 
-def expect_declared_gradients(ctx: Context, made) -> None:
+def expect_declared_gradients(ctx: Context, made, ask: Callable) -> None:
     """The submission's gradients of `made` (a tools.Call the reference answers) w.r.t. every argument its contract
-    declares differentiable match the reference's (computed in float64). Raises CheckFailed."""
-    from autograder.checks.tools import ask
+    declares differentiable match the reference's (computed in float64); `ask`: tools.ask. Raises CheckFailed."""
     from autograder.remote import parameter_names
 
     wrt = tuple(i for i in declared(made.function, made.args) if i not in made.grad)  # the rest: compared

@@ -267,7 +267,7 @@ def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple]
         if g_sub is None:
             raise answer.fail(f"no gradient reached {wrt}", expected=f"a gradient w.r.t. {wrt}", got="none")
         answer.expect_close(ctx, g_sub, g_ref, f"d {made.function} / d {wrt} differs from the reference")
-    gradients.expect_declared_gradients(ctx, made)
+    gradients.expect_declared_gradients(ctx, made, ask)
 
 
 def _reference_answer(ref, made: Call):
