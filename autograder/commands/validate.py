@@ -1,5 +1,6 @@
-"""`validate [--parts ...] [--e2e]`: grade the reference, the starter, the null submissions and the mistake
-bank, measure hint precision/recall and domain coverage; exit 1 on any miss."""
+"""`validate [--parts ...] [--e2e]`: grade the reference, the starter, the null submissions (derived from the
+contract and the lab's own), the contract mutants and the mistake bank, measure hint precision/recall and domain
+coverage; exit 1 on any miss."""
 
 from __future__ import annotations
 
@@ -9,18 +10,18 @@ import time
 
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, load_config
 
-HELP = ("check the grader against the mistake bank: null submissions 0, every mistake caught in its own part, "
-        "variants at full marks, every hint right, the valid domain reached")
+HELP = ("check the grader against the mistake bank: null submissions 0, every mistake and contract mutant caught "
+        "in its own part, variants at full marks, every hint right, the valid domain reached")
 EXAMPLES = """examples:
   python -m autograder validate                          every part (about 10 minutes on 2 CPUs)
   python -m autograder validate --parts gae --verbose    one part, every test of every subject
   python -m autograder validate --entries gae.forward_recursion,gae.no_done_mask
   python -m autograder validate --e2e                    also the e2e tests (CI's own step; slow)
 
-Exit 1: a mistake was not caught in its own part (or cost points elsewhere), a variant or the reference
-lost points, the starter or a null submission scored, a hint named the wrong mistake (also with the
-graded mistake left out of the bank), or a function's differential check missed a region of its valid
-domain or a possible pair of its factors' levels."""
+Exit 1: a mistake or a contract mutant was not caught in its own part (or cost points elsewhere), a
+variant or the reference lost points, the starter or a null submission scored, a hint named the wrong
+mistake (also with the graded mistake left out of the bank), or a function's differential check missed a
+region of its valid domain or a possible pair of its factors' levels."""
 INTERRUPTED = "validate stopped; its grading processes were stopped"
 
 
