@@ -41,8 +41,18 @@ for label, part, source in subjects:
             passed.append(name)
         except (CheckFailed, SubmissionError):
             pass
-    found[label] = {"part": part, "passes": passed}
-print(json.dumps({"subjects": found, "checks": {c: c.split(".")[0] for c in checks.load_all()}}))
+    shown_only = []  # the public checks it passes on their shown inputs alone (the self-check: no reference)
+    for name, check in checks.load_all().items():
+        if checks.is_public(check):
+            try:
+                check.run(checks.Context(sub=local.LocalSubmission(module), ref=None,
+                                         hypothesis=config.load().hypothesis))
+                shown_only.append(name)
+            except (CheckFailed, SubmissionError):
+                pass
+    found[label] = {"part": part, "passes": passed, "self_check": shown_only}
+public = [c for c, check in checks.load_all().items() if checks.is_public(check)]
+print(json.dumps({"subjects": found, "checks": {c: c.split(".")[0] for c in checks.load_all()}, "public": public}))
 """
 
 
@@ -51,6 +61,7 @@ def derived_outcomes(lab: str) -> tuple[dict, dict]:
                           timeout=3000, env={**os.environ, "AUTOGRADER_LAB": str(ROOT / lab)})
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(found["subjects"]["derived.memorized"]["self_check"]) == set(found["public"])  # it memorised them
     return found["subjects"], found["checks"]
 
 
