@@ -7,7 +7,8 @@ Kinds, for each contract function (grading.yaml `contract`):
 
     detached   its output detached from the graph (where the contract declares it `differentiable`)
     float32    its output cast to float32 (wrong for float64 inputs)
-    mutates    it writes into its first floating tensor argument (after computing its answer)
+    mutates    it writes into its first floating tensor argument (after computing its answer, through .data:
+               the answer and its gradients stay the reference's)
     no_mask    its mask ignored: every position counted (where the contract declares a `mask`)
     dropped    one argument ignored: its last parameter with a default takes the default; else its last
                parameter that is not the mask becomes a neutral value (zeros of a tensor, 1 of a number)
@@ -101,8 +102,7 @@ def _mutated(original, kind, parameters, mask, dropped):
         value = original(*bound.args, **bound.kwargs)
         if kind == "mutates":
             first = next(a for a in bound.args if isinstance(a, _torch.Tensor) and a.is_floating_point())
-            with _torch.no_grad():
-                first.add_(1.0)
+            first.data.add_(1.0)  # behind autograd's back: the answer and its backward stand, the argument changed
         if kind in ("detached", "float32"):
             cast = (lambda v: v.detach()) if kind == "detached" else (lambda v: v.float())
             value = tuple(cast(v) for v in value) if isinstance(value, tuple) else cast(value)
