@@ -69,6 +69,7 @@ class Outcome:
     error: str = ""             # the grade itself failed
     left_out: list = field(default_factory=list)        # mistakes: hints.Hinted of each failed check of its part
     wrong_left_out: list[str] = field(default_factory=list)  # ...whose left-out diagnosis names another mistake
+    #                                                        (mutants: the names its hints give that answer otherwise)
 
 
 @dataclass
@@ -156,6 +157,8 @@ def grade_subject(subject: Subject) -> Outcome:
                          if not hints.right(entry, h)]
             else:
                 results, wrong = grade(path, only=set(subject.only)).tests, []
+            if subject.kind == "mutant":  # a hint must name a mistake that answers as the mutant does
+                wrong = mutant_misnamed(subject, path, [t.diagnosis for t in results if t.diagnosis])
             if subject.elsewhere:
                 cfg = config.load()
                 few = dataclasses.replace(
@@ -166,6 +169,16 @@ def grade_subject(subject: Subject) -> Outcome:
     tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message, bool(t.finding.kind),
                          bool(t.finding.inputs), bool(t.finding.expected or t.finding.got)) for t in results]
     return Outcome(subject, tests, time.monotonic() - started, left_out=left_out, wrong_left_out=wrong)
+
+
+def mutant_misnamed(subject: Subject, path: Path, diagnoses: list[str]) -> list[str]:
+    """The names in a contract mutant's hints that do not answer as the mutant does (hints.answers_as)."""
+    from autograder.diagnosis import named
+    from autograder.validity import contract_mutants, hints, local
+    mutant = contract_mutants.by_label(subject.label)
+    function = getattr(local.load_module(path, "validate_mutant"), mutant.function)
+    names = sorted({n for d in diagnoses for n in named(d)})
+    return [n for n in names if not hints.answers_as(function, mutant.part, n, mutant.function)]
 
 
 def _entry(subject: Subject):
@@ -228,7 +241,8 @@ def judge(outcome: Outcome) -> Verdict:
     verdict.hints = len(hinted)
     verdict.right_hints = sum(s.kind == "mistake" and named(t.diagnosis) == [s.name] for t in hinted)
     verdict.problems += [f"wrong hint on {t.id}: names {' or '.join(named(t.diagnosis)) or t.diagnosis[:60]}"
-                         for t in hinted if not (s.kind == "mistake" and named(t.diagnosis) == [s.name])]
+                         for t in hinted if not (s.kind == "mistake" and named(t.diagnosis) == [s.name])
+                         and not (s.kind == "mutant" and set(named(t.diagnosis)).isdisjoint(outcome.wrong_left_out))]
     if s.kind in ("reference", "variant"):
         verdict.problems += [f"loses {t.max_score - t.score:g} on {t.id}: {t.message[:120]}" for t in lost]
     elif s.kind in ("starter", "null"):
