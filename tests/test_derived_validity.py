@@ -135,3 +135,15 @@ def test_a_detached_output_fails_the_gradient_its_contract_declares():
                                         hypothesis=local.config.load().hypothesis), made)
     with pytest.raises(CheckFailed, match="no gradient reached r_better"):
         tools.expect_like_reference(local.local_context(module, reference), made)
+
+
+def test_a_contract_mutants_hint_is_right_only_when_the_mistake_it_names_answers_as_it_does():
+    from autograder.validity import validation as val
+    mutant = val.Subject("mutant.compute_gae.no_mask", "mutant", "gae", "mutant.compute_gae.no_mask", ("gae",))
+    hinted = [val.TestOutcome("gae.matches_reference", ["gae"], 0, 5, "padding counted (looks like: no_mask)", "x",
+                              shows_input=True, shows_expected=True)]
+    assert val.judge(val.Outcome(mutant, hinted, 1.0)).problems == []
+    wrong = val.judge(val.Outcome(mutant, hinted, 1.0, wrong_left_out=["no_mask"]))
+    assert wrong.problems == ["wrong hint on gae.matches_reference: names no_mask"] and wrong.right_hints == 0
+    full = val.judge(val.Outcome(mutant, [val.TestOutcome("gae.matches_reference", ["gae"], 5, 5, "", "")], 1.0))
+    assert full.problems == ["not caught: full marks on every gae check"]

@@ -239,10 +239,14 @@ def judge(outcome: Outcome) -> Verdict:
     lost = [t for t in tests if t.lost]
     hinted = [t for t in tests if t.diagnosis]
     verdict.hints = len(hinted)
-    verdict.right_hints = sum(s.kind == "mistake" and named(t.diagnosis) == [s.name] for t in hinted)
+
+    def right(t: TestOutcome) -> bool:  # a mutant's: every name answers as the mutant does (mutant_misnamed)
+        if s.kind == "mutant":
+            return set(named(t.diagnosis)).isdisjoint(outcome.wrong_left_out)
+        return s.kind == "mistake" and named(t.diagnosis) == [s.name]
+    verdict.right_hints = sum(right(t) for t in hinted)
     verdict.problems += [f"wrong hint on {t.id}: names {' or '.join(named(t.diagnosis)) or t.diagnosis[:60]}"
-                         for t in hinted if not (s.kind == "mistake" and named(t.diagnosis) == [s.name])
-                         and not (s.kind == "mutant" and set(named(t.diagnosis)).isdisjoint(outcome.wrong_left_out))]
+                         for t in hinted if not right(t)]
     if s.kind in ("reference", "variant"):
         verdict.problems += [f"loses {t.max_score - t.score:g} on {t.id}: {t.message[:120]}" for t in lost]
     elif s.kind in ("starter", "null"):
