@@ -149,6 +149,9 @@ class ContractFunction:
     domain: dict[str, str] = doc("its valid inputs, one entry per parameter (`tensor B T`, `mask B T`, "
                                  "`float 0.5..4`, `int 1..8`, `bool`, `choice A B`; autograder/domains.py): "
                                  "what generated checks draw from", {})
+    differentiable: tuple[str, ...] = doc("the parameters its output is differentiable in (its gradient w.r.t. each is "
+                                          "part of the contract: a fresh twin compares it, a detached answer fails)",
+                                          ())
 
     def shapes(self, args: tuple) -> Any:
         """The shape(s) it must return for these positional arguments: () per scalar, ARG's shape per "like ARG",
@@ -310,6 +313,9 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
                 Parameter.parse(parameter, spec)
             except ValueError as exc:
                 raise reader.error(f"contract.{name}.domain.{parameter}", str(exc)) from None
+        for parameter in fn.differentiable:
+            if parameter not in fn.parameters:
+                raise reader.error(f"contract.{name}.differentiable", f"{parameter!r} is not one of its parameters")
     for i, column in enumerate(cfg.leaderboard_columns):
         if column.test not in cfg.tests or not column.test.startswith("e2e."):
             raise reader.error("leaderboard_columns", f"column {i + 1}: {column.test!r} is not an e2e test here")

@@ -9,23 +9,21 @@ tensor of the input's dtype). What counts as "ignoring the input" is per functio
 random tensor of the right shape, zeros that keep the graph (`(x * 0).sum()`: training runs, nothing
 learns), an input echoed back (reduced to the right shape), advantages of 0 with returns = values, a
 loss that ignores the log-probs, and every input the student is shown hard-coded (`memorized`: the
-handout's tests and the self-check's public checks, answered with the reference's values and gradients
-and its ValueError on exactly those inputs, zeros on any other).
+handout's tests and the self-check's public checks (autograder/validity/shown.py), answered with the
+reference's values and gradients and its ValueError on exactly those inputs, zeros on any other).
+
+The engine derives a null family of its own from the contract (autograder/validity/derived_nulls.py); these
+add to it.
 """
 
 from __future__ import annotations
 
 import inspect
-import sys
-import types
 from dataclasses import dataclass
-from pathlib import Path
-
-import torch
 
 from autograder import config
-from autograder.paths import REFERENCE
 from autograder.reference import load_reference
+from autograder.validity.shown import shown_calls
 
 
 @dataclass(frozen=True)
@@ -136,110 +134,8 @@ def _fallback(name, args):
         return torch.zeros_like(args[1])
     return torch.zeros((), dtype=like.dtype)
 '''
-ShownCall = tuple  # (function, inputs, answer, {argument index: gradient}, raises), as plain data
-
-
 def _signature(ref, name: str) -> str:
     return str(inspect.signature(getattr(ref, name))).split(" ->")[0]
-
-
-def _plain(x):
-    """A tensor as (dtype, nested lists): what the memorizer compares an input with exactly."""
-    return (str(x.dtype), x.detach().tolist()) if isinstance(x, torch.Tensor) else x
-
-
-def _answer(value):
-    return [_answer(v) for v in value] if isinstance(value, (tuple, list)) else value.detach().tolist()
-
-
-def shown_calls() -> list[ShownCall]:
-    """Every call whose input a student is shown, with the reference's answer (value, the gradients the
-    call asks for, or its ValueError): the handout's tests (assignment/tests) and the self-check's public
-    checks (grading/checks/public), run against the reference. Inputs in signature order."""
-    return _handout_calls() + _public_check_calls()
-
-
-def _bound(ref, name: str, args: tuple, kwargs: dict) -> list:
-    bound = inspect.signature(getattr(ref, name)).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return [_plain(v) for v in bound.arguments.values()]
-
-
-def _public_check_calls() -> list[ShownCall]:
-    """The calls of the public checks as the self-check runs them (shown inputs only: no reference)."""
-    from autograder import checks, config
-    from autograder.checks import Context
-    from autograder.remote import SubmissionError
-    from autograder.validity.local import LocalSubmission
-
-    ref = load_reference()
-    calls: list[ShownCall] = []
-
-    class Recorder(LocalSubmission):
-        def call(self, fn, *args, grad=(), timeout=None, valid=True, **kwargs):
-            inputs = _bound(ref, fn, args, kwargs)
-            try:
-                value, grads = super().call(fn, *args, grad=grad, valid=valid, **kwargs)
-            except SubmissionError:
-                calls.append((fn, inputs, None, {}, True))
-                raise
-            calls.append((fn, inputs, _answer(value), {i: g.tolist() for i, g in zip(grad, grads)}, False))
-            return value, grads
-
-    for check in checks.load_all().values():
-        if checks.is_public(check):
-            check.run(Context(sub=Recorder(ref), ref=None, hypothesis=config.load().hypothesis))
-    return calls
-
-
-def _handout_calls() -> list[ShownCall]:
-    """The calls of the handout's public tests (assignment/tests), recorded by running them against the reference."""
-    import importlib.util
-
-    ref = load_reference()
-    calls: list[ShownCall] = []
-
-    def recording(name):
-        fn = getattr(ref, name)
-
-        def wrapper(*args, **kwargs):
-            inputs = _bound(ref, name, args, kwargs)
-            try:
-                answer = fn(*args, **kwargs)
-            except ValueError:
-                calls.append((name, inputs, None, {}, True))
-                raise
-            leaves = {i: a for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad}
-            grads = torch.autograd.grad(answer, list(leaves.values()), retain_graph=True) if leaves else ()
-            calls.append((name, inputs, _answer(answer), {i: g.tolist() for i, g in zip(leaves, grads)}, False))
-            return answer
-        return wrapper
-
-    fake = types.ModuleType("rlhf")
-    for name in config.current().functions:
-        setattr(fake, name, recording(name))
-    saved = sys.modules.get("rlhf")
-    sys.modules["rlhf"] = fake
-    folder = Path(REFERENCE).parent.parent / "assignment" / "tests"
-    sys.path.insert(0, str(folder))  # the tests' own helpers (expect.py)
-    try:
-        for path in sorted(folder.glob("test_*.py")):
-            spec = importlib.util.spec_from_file_location(f"handout_{path.stem}", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            for attr in dir(module):
-                if attr.startswith("test_"):
-                    try:
-                        getattr(module, attr)()
-                    except Exception:  # noqa: BLE001 - a test that the reference fails records what it called
-                        pass
-    finally:
-        sys.path.remove(str(folder))
-        if saved is None:
-            sys.modules.pop("rlhf", None)
-        else:
-            sys.modules["rlhf"] = saved
-    return calls
 
 
 def null_source(null: Null) -> str:

@@ -15,7 +15,7 @@ from hypothesis.internal.conjecture import providers
 from hypothesis.reporting import with_reporter
 
 from autograder import textsafe
-from autograder.checks import CheckFailed, Context
+from autograder.checks import CheckFailed, Context, gradients
 from autograder.remote import SubmissionError, parameter_names
 from autograder.textsafe import fmt
 
@@ -105,6 +105,7 @@ class Call:
     names: tuple[str, ...] = ()
     shape: tuple[int, ...] | None = None
     tuple_of: int | None = None
+    cotangent: torch.Tensor | None = None  # grads of a non-scalar value: d(cotangent . value) (checks/gradients.py)
 
 
 SHOWN: list[Call] | None = None  # while a public check runs (`public`): the calls it makes, in order
@@ -133,12 +134,22 @@ def call_rejected(ctx: Context, function: str, *args, names: tuple[str, ...] = (
 
 
 def expect_value_error(ctx: Context, function: str, args: tuple, kwargs: dict, names: tuple[str, ...],
-                       wanted: str) -> None:
-    """Fail unless function(*args, **kwargs), a call the contract rejects, raises ValueError in the submission;
-    `wanted` says what the contract asks ("f should raise ValueError for an unknown mode").
+                       wanted: str, *, neighbour: tuple[tuple, dict]) -> None:
+    """Fail unless function(*args, **kwargs), a call the contract rejects, raises ValueError in the submission,
+    and function(*neighbour[0], **neighbour[1]), its valid neighbour (the same call made valid), answers;
+    `wanted` says what the contract asks ("f should raise ValueError for an unknown mode"). The neighbour makes
+    a rejection test about rejecting this input, not every input: a function that always raises fails it.
 
     A NotImplementedError raised there is an ordinary wrong exception for this check alone, not "the function
     is not written yet". The failure shows the input, expected ValueError against what came instead."""
+    from autograder import config  # the neighbour's answer has the contract's shape
+    spec = config.current().contract.get(function)
+    items = len(spec.returns.split(",")) if spec is not None else 1
+    try:
+        call(ctx, function, *neighbour[0], names=names, tuple_of=items if items > 1 else None, **neighbour[1])
+    except CheckFailed as failure:
+        failure.message = f"{function} must answer the valid input next to the rejected one: {failure.message}"
+        raise
     inputs = fmt_call(function, args, kwargs, names)
     try:
         value = call_rejected(ctx, function, *args, names=names, **kwargs)
@@ -160,7 +171,8 @@ def ask(ctx: Context, made: Call) -> Answer:
     function, args, kwargs, shape, tuple_of = made.function, made.args, made.kwargs, made.shape, made.tuple_of
     answer = Answer(None, [], function, args, kwargs, fmt_call(function, args, kwargs, made.names))
     try:
-        value, answer.grads = ctx.sub.call(function, *args, grad=made.grad, **kwargs)
+        more = {"cotangent": made.cotangent} if made.cotangent is not None else {}
+        value, answer.grads = ctx.sub.call(function, *args, grad=made.grad, **more, **kwargs)
     except SubmissionError as exc:
         if exc.kind in FATAL_KINDS:
             raise
@@ -255,6 +267,7 @@ def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple]
         if g_sub is None:
             raise answer.fail(f"no gradient reached {wrt}", expected=f"a gradient w.r.t. {wrt}", got="none")
         answer.expect_close(ctx, g_sub, g_ref, f"d {made.function} / d {wrt} differs from the reference")
+    gradients.expect_declared_gradients(ctx, made, ask)
 
 
 def _reference_answer(ref, made: Call):

@@ -1,5 +1,6 @@
-"""`validate [--parts ...] [--e2e]`: grade the reference, the starter, the null submissions and the mistake
-bank, measure hint precision/recall and domain coverage; exit 1 on any miss."""
+"""`validate [--parts ...] [--e2e]`: grade the reference, the starter, the null submissions (derived from the
+contract and the lab's own), the contract mutants and the mistake bank, measure hint precision/recall and domain
+coverage; exit 1 on any miss."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import time
 
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail, load_config, positive_int
 
-HELP = ("check the grader against the mistake bank: null submissions 0, every mistake caught in its own part, "
-        "variants at full marks, every hint right, the valid domain reached")
+HELP = ("check the grader against the mistake bank: null submissions 0, every mistake and contract mutant caught "
+        "in its own part, variants at full marks, every hint right, the valid domain reached")
 EXAMPLES = """examples:
   python -m autograder validate                          every part (about 10 minutes on 2 CPUs)
   python -m autograder validate --parts gae --verbose    one part, every test of every subject
@@ -19,11 +20,11 @@ EXAMPLES = """examples:
   python -m autograder validate --e2e                    also the e2e tests (CI's own step; slow)
   python -m autograder validate --mutation               also the mutants of the reference (mutmut's operators)
 
-Exit 1: a mistake was not caught in its own part (or cost points elsewhere), a variant or the reference
-lost points, the starter or a null submission scored, a hint named the wrong mistake (also with the
-graded mistake left out of the bank), or a function's differential check missed a region of its valid
-domain or a possible pair of its factors' levels, or (--mutation) a mutant of the reference passed every check
-yet answers some draw of the declared domain differently (a gap)."""
+Exit 1: a mistake or a contract mutant was not caught in its own part (or cost points elsewhere), a
+variant or the reference lost points, the starter or a null submission scored, a hint named the wrong
+mistake (also with the graded mistake left out of the bank), or a function's differential check missed a
+region of its valid domain or a possible pair of its factors' levels, or (--mutation) a mutant of the
+reference passed every check yet answers some draw of the declared domain differently (a gap)."""
 INTERRUPTED = "validate stopped; its grading processes were stopped"
 
 
@@ -40,7 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "variant (full marks), and the mistakes that calibration found to fail e2e tests "
                              "(the lab's grading/data/e2e_mistakes.json); slow")
     parser.add_argument("--no-nulls", action="store_true",
-                        help="skip the null submissions (answers that ignore their input; each must score 0)")
+                        help="skip the null submissions (answers that ignore their input, derived from the contract "
+                             "and the lab's own; each must score 0)")
+    parser.add_argument("--no-mutants", action="store_true",
+                        help="skip the contract mutants (the reference with one clause of its contract broken: "
+                             "output detached, cast to float32, an argument written into, mask or argument ignored; "
+                             "each must lose points in its own part)")
     parser.add_argument("--no-coverage", action="store_true",
                         help="skip measuring which regions of the valid domain the checks reach")
     parser.add_argument("--mutation", action="store_true",
@@ -67,7 +73,8 @@ def main(args: argparse.Namespace) -> int:
         from autograder.validity import mistake_outcomes
         e2e_outcomes = mistake_outcomes.current()
         uncalibrated = [m for m in mistake_outcomes.stale() if m.split(".")[0] in parts]
-    subjects = val.subjects_for(parts, check_parts, args.elsewhere_examples, e2e_outcomes, nulls=not args.no_nulls)
+    subjects = val.subjects_for(parts, check_parts, args.elsewhere_examples, e2e_outcomes, nulls=not args.no_nulls,
+                               mutants=not args.no_mutants)
     if args.entries:
         keep = set(args.entries)
         subjects = [s for s in subjects if s.kind in ("reference", "starter", "null") or s.label in keep]
@@ -91,12 +98,16 @@ def main(args: argparse.Namespace) -> int:
     if nulls:
         print()
         print(format_null_table(parts, nulls))
+    mutants = [v for v in verdicts if v.subject.kind == "mutant"]
+    if mutants:
+        print()
+        print(format_mutant_table(mutants, outcomes))
     problems = [(v.subject.label, p) for v in verdicts for p in v.problems]
     if args.e2e:
         problems += [(entry, "its e2e outcomes are not calibrated for this code (e2e_mistakes.json is missing or "
                              "stale for it), so validate cannot hold it to them: python -m autograder refresh")
                      for entry in uncalibrated]
-    undiagnosed = [v.subject.label for v in verdicts if v.caught and not v.named]
+    undiagnosed = [v.subject.label for v in verdicts if v.subject.kind == "mistake" and v.caught and not v.named]
     if undiagnosed:
         print(f"\ncaught but not named by the diagnosis ({len(undiagnosed)}): {', '.join(undiagnosed)}")
     shown, right = sum(v.hints for v in verdicts), sum(v.right_hints for v in verdicts)
@@ -182,17 +193,32 @@ def format_table(parts: list[str], verdicts) -> str:
     return "\n".join(lines)
 
 
+def format_mutant_table(verdicts, outcomes) -> str:
+    """Each contract mutant: the points it lost in its own part, elsewhere, and whether that is as expected."""
+    from autograder.validity.validation import own_part
+    lost = {o.subject.label: o for o in outcomes}
+    head = f"{'contract mutant':44} {'part':10} {'lost in its part':>17} {'lost elsewhere':>15}  verdict"
+    lines = [head, "-" * len(head)]
+    for v in verdicts:
+        tests = lost[v.subject.label].tests
+        mine = sum(t.max_score - t.score for t in tests if own_part(t, v.subject.part))
+        other = sum(t.max_score - t.score for t in tests if not own_part(t, v.subject.part))
+        lines.append(f"{v.subject.label:44} {v.subject.part:10} {mine:>17g} {other:>15g}  "
+                     f"{'caught' if not v.problems else 'MISS'}")
+    return "\n".join(lines)
+
+
 def format_null_table(parts: list[str], outcomes) -> str:
     """Points of each null submission per part, and per e2e test when they ran (each must be 0)."""
     e2e = list(dict.fromkeys(t.id for o in outcomes for t in o.tests if t.tags[0] == "e2e"))
     columns = [(p, lambda t, p=p: t.tags[0] == p) for p in parts]
     columns += [(test.removeprefix("e2e."), lambda t, test=test: t.id == test) for test in e2e]
-    head = f"{'null submission':20}" + "".join(f" {name:>12}" for name, _ in columns)
+    head = f"{'null submission':28}" + "".join(f" {name:>12}" for name, _ in columns)
     lines = [head, "-" * len(head)]
     for o in outcomes:
         cells = []
         for _, chosen in columns:
             mine = [t for t in o.tests if chosen(t)]
             cells.append(f"{sum(t.score for t in mine):g}/{sum(t.max_score for t in mine):g}" if mine else "-")
-        lines.append(f"{o.subject.name:20}" + "".join(f" {c:>12}" for c in cells))
+        lines.append(f"{o.subject.label:28}" + "".join(f" {c:>12}" for c in cells))
     return "\n".join(lines)

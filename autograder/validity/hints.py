@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from autograder import bank, checks, diagnosis, registry
 
@@ -65,12 +65,21 @@ def equivalent(entry: bank.Entry, other_name: str, function: str) -> bool:
     from autograder.reference import load_reference
     from autograder.validity.entries import contract_with
 
+    return answers_as(contract_with(entry, load_reference())[function], entry.part, other_name, function)
+
+
+def answers_as(mine: Callable, part: str, other_name: str, function: str) -> bool:
+    """`other_name`'s mistake (of `part`) answers as `mine` does, seen through `function`, on every call the part's
+    checks make of it on the reference, and on its confirmation inputs (a contract mutant's hint is right then)."""
+    from autograder.reference import load_reference
+    from autograder.validity.entries import contract_with
+
     reference = load_reference()
-    other = next((e for e in bank.mistakes_of_part(entry.part) if e.name == other_name), None)
+    other = next((e for e in bank.mistakes_of_part(part) if e.name == other_name), None)
     if other is None:
         return False
-    mine, theirs = (contract_with(e, reference)[function] for e in (entry, other))
-    calls = _calls_of(entry.part, function) + tuple(registry.lab().confirmation_calls(function))
+    theirs = contract_with(other, reference)[function]
+    calls = _calls_of(part, function) + tuple(registry.lab().confirmation_calls(function))
     answers = [[diagnosis.answer_of(fn, args, kwargs) for args, kwargs in calls] for fn in (mine, theirs)]
     return diagnosis.agree(*answers, calls, getattr(reference, function))
 

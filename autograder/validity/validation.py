@@ -31,8 +31,9 @@ from autograder.paths import REFERENCE, STARTER
 
 @dataclass(frozen=True)
 class Subject:
-    label: str                  # "reference", "starter", "null.<name>" or a bank entry id
-    kind: str                   # reference | starter | null | mistake | variant
+    label: str                  # "reference", "starter", "null.<name>", "derived.<name>", "mutant.<fn>.<kind>" or a
+                                # bank entry id
+    kind: str                   # reference | starter | null | mistake | variant | mutant
     part: str | None            # a bank entry's part
     name: str | None            # a bank entry's name
     only: tuple[str, ...]       # first tags to grade (at grading.yaml's settings)
@@ -68,6 +69,7 @@ class Outcome:
     error: str = ""             # the grade itself failed
     left_out: list = field(default_factory=list)        # mistakes: hints.Hinted of each failed check of its part
     wrong_left_out: list[str] = field(default_factory=list)  # ...whose left-out diagnosis names another mistake
+    #                                                        (mutants: the names its hints give that answer otherwise)
 
 
 @dataclass
@@ -84,10 +86,13 @@ class Verdict:
 
 
 def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: int = 5,
-                 e2e_outcomes: dict[str, list[str]] | None = None, nulls: bool = True) -> list[Subject]:
-    """Everything to grade for `parts`: reference, starter, the null submissions (on the checks of
-    `parts`, and every e2e test when `e2e_outcomes` is given), then the bank's entries of those parts
-    (with `e2e_outcomes`: a variant also on the e2e tests, a mistake on them when it fails some).
+                 e2e_outcomes: dict[str, list[str]] | None = None, nulls: bool = True,
+                 mutants: bool = True) -> list[Subject]:
+    """Everything to grade for `parts`: reference, starter, the null submissions, derived from the contract
+    (derived_nulls.py) and the lab's own (nulls.py), on the checks of `parts` and every e2e test when
+    `e2e_outcomes` is given; the contract mutants of those parts (contract_mutants.py: on their own part, and
+    on the other parts like a bank entry); then the bank's entries of those parts (with `e2e_outcomes`: a
+    variant also on the e2e tests, a mistake on them when it fails some).
 
     A bank entry is graded on its own part at grading.yaml's settings and on every other check part
     with `elsewhere_examples` examples per property test (0: not at all). Those checks never call the
@@ -100,7 +105,16 @@ def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: i
     chosen = tuple(p for p in check_parts if p in parts)
     subjects = [Subject("reference", "reference", None, None, chosen + e2e),
                 Subject("starter", "starter", None, None, chosen)]
-    subjects += [Subject(f"null.{name}", "null", None, name, chosen + e2e) for name in (NULLS if nulls else ())]
+    if nulls:
+        from autograder.validity import derived_nulls
+        subjects += [Subject(f"derived.{n.name}", "null", None, f"derived.{n.name}", chosen + e2e)
+                     for n in derived_nulls.nulls()]
+        subjects += [Subject(f"null.{name}", "null", None, name, chosen + e2e) for name in NULLS]
+    if mutants:
+        from autograder.validity import contract_mutants
+        for m in contract_mutants.mutants(parts):
+            elsewhere = tuple(p for p in check_parts if p != m.part) if elsewhere_examples > 0 else ()
+            subjects.append(Subject(m.label, "mutant", m.part, m.label, (m.part,), (), elsewhere, elsewhere_examples))
     for entry in bank.load_all():
         if entry.part not in parts:
             continue
@@ -119,11 +133,9 @@ def grade_subject(subject: Subject) -> Outcome:
     import dataclasses
     import time
 
-    from autograder import bank, config, registry
+    from autograder import config
     from autograder.grade import grade
     from autograder.validity import hints
-    nulls = registry.lab_module("nulls")
-    NULLS, null_source = nulls.NULLS, nulls.null_source
 
     started = time.monotonic()
     try:
@@ -132,15 +144,12 @@ def grade_subject(subject: Subject) -> Outcome:
                 path = REFERENCE
             elif subject.kind == "starter":
                 path = STARTER
-            elif subject.kind == "null":
-                path = Path(tmp) / config.current().submission
-                path.write_text(null_source(NULLS[subject.name]))
             else:
-                entry = next(e for e in bank.load_all() if e.id == subject.label)
                 path = Path(tmp) / config.current().submission
-                path.write_text(bank.submission_source(entry))
+                path.write_text(subject_source(subject))
             left_out: list = []
             if subject.kind == "mistake":  # each failed check also diagnosed with the mistake left out
+                entry = _entry(subject)
                 with hints.leaving_out(subject.name) as left_out:
                     results = grade(path, only=set(subject.only), plots=False).tests
                 left_out = [h for h in left_out if h.part == subject.part]
@@ -148,6 +157,8 @@ def grade_subject(subject: Subject) -> Outcome:
                          if not hints.right(entry, h)]
             else:
                 results, wrong = grade(path, only=set(subject.only), plots=False).tests, []
+            if subject.kind == "mutant":  # a hint must name a mistake that answers as the mutant does
+                wrong = mutant_misnamed(subject, path, [t.diagnosis for t in results if t.diagnosis])
             if subject.elsewhere:
                 cfg = config.load()
                 few = dataclasses.replace(
@@ -158,6 +169,36 @@ def grade_subject(subject: Subject) -> Outcome:
     tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message, bool(t.finding.kind),
                          bool(t.finding.inputs), bool(t.finding.expected or t.finding.got)) for t in results]
     return Outcome(subject, tests, time.monotonic() - started, left_out=left_out, wrong_left_out=wrong)
+
+
+def mutant_misnamed(subject: Subject, path: Path, diagnoses: list[str]) -> list[str]:
+    """The names in a contract mutant's hints that do not answer as the mutant does (hints.answers_as)."""
+    from autograder.diagnosis import named
+    from autograder.validity import contract_mutants, hints, local
+    mutant = contract_mutants.by_label(subject.label)
+    function = getattr(local.load_module(path, "validate_mutant"), mutant.function)
+    names = sorted({n for d in diagnoses for n in named(d)})
+    return [n for n in names if not hints.answers_as(function, mutant.part, n, mutant.function)]
+
+
+def _entry(subject: Subject):
+    from autograder import bank
+    return next(e for e in bank.load_all() if e.id == subject.label)
+
+
+def subject_source(subject: Subject) -> str:
+    """The text of a null submission, a contract mutant or a bank entry's submission."""
+    from autograder import bank, registry
+    if subject.kind == "null" and subject.label.startswith("derived."):
+        from autograder.validity import derived_nulls
+        return derived_nulls.source(derived_nulls.by_name(subject.label.removeprefix("derived.")))
+    if subject.kind == "null":
+        nulls = registry.lab_module("nulls")
+        return nulls.null_source(nulls.NULLS[subject.name])
+    if subject.kind == "mutant":
+        from autograder.validity import contract_mutants
+        return contract_mutants.source(contract_mutants.by_label(subject.label))
+    return bank.submission_source(_entry(subject))
 
 
 def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> list[Outcome]:
@@ -198,9 +239,14 @@ def judge(outcome: Outcome) -> Verdict:
     lost = [t for t in tests if t.lost]
     hinted = [t for t in tests if t.diagnosis]
     verdict.hints = len(hinted)
-    verdict.right_hints = sum(s.kind == "mistake" and named(t.diagnosis) == [s.name] for t in hinted)
+
+    def right(t: TestOutcome) -> bool:  # a mutant's: every name answers as the mutant does (mutant_misnamed)
+        if s.kind == "mutant":
+            return set(named(t.diagnosis)).isdisjoint(outcome.wrong_left_out)
+        return s.kind == "mistake" and named(t.diagnosis) == [s.name]
+    verdict.right_hints = sum(right(t) for t in hinted)
     verdict.problems += [f"wrong hint on {t.id}: names {' or '.join(named(t.diagnosis)) or t.diagnosis[:60]}"
-                         for t in hinted if not (s.kind == "mistake" and named(t.diagnosis) == [s.name])]
+                         for t in hinted if not right(t)]
     if s.kind in ("reference", "variant"):
         verdict.problems += [f"loses {t.max_score - t.score:g} on {t.id}: {t.message[:120]}" for t in lost]
     elif s.kind in ("starter", "null"):
@@ -212,6 +258,10 @@ def judge(outcome: Outcome) -> Verdict:
             verdict.problems.append(f"not caught: full marks on every {s.part} check")
         verdict.problems += [f"costs points elsewhere: {t.id} ({t.message[:100]})"
                              for t in lost if not own_part(t, s.part)]
+        if s.kind == "mutant":  # a broken clause (a dtype, a write...): its sentence and the input, no hint
+            verdict.problems += [f"fails {t.id} without showing the input" for t in mine
+                                 if t.tags[0] != "e2e" and not t.call_failed and not t.shows_input]
+            return verdict
         failed_e2e = {t.id.split(".", 1)[1] for t in lost if t.tags[0] == "e2e"}
         verdict.problems += [f"passes e2e.{name}, which calibration says it fails on every seed"
                              for name in s.must_fail_e2e if name not in failed_e2e]

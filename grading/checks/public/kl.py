@@ -42,10 +42,11 @@ def estimators_known_values(ctx: Context) -> None:
 
 def expect_unknown_kind_rejected(ctx: Context, function: str, args: tuple, kwargs: dict,
                                  names: tuple[str, ...]) -> None:
-    """Fail unless the call, with a kind the contract rejects, raises ValueError."""
+    """Fail unless the call, with a kind the contract rejects, raises ValueError, and answers with kind 'k1'."""
     kind = kwargs.get("kind", args[-1])
+    neighbour = (args, {**kwargs, "kind": "k1"}) if "kind" in kwargs else (args[:-1] + ("k1",), kwargs)
     expect_value_error(ctx, function, args, kwargs, names, f"{function} should raise ValueError for an unknown "
-                       f"kind {kind!r} (kind is one of 'k1', 'k2', 'k3', case-sensitive)")
+                       f"kind {kind!r} (kind is one of 'k1', 'k2', 'k3', case-sensitive)", neighbour=neighbour)
 
 
 @check("kl.shaped_known_values",

@@ -140,4 +140,5 @@ def rejects_unknown(ctx: Context) -> None:
     for bad in ("mean", "Token_mean", "seq_mean_token_sum"):
         expect_value_error(ctx, "grpo_policy_loss", args, {"aggregation": bad}, GRPO_NAMES,
                            f"aggregation={bad!r} should raise ValueError (one of 'token_mean', "
-                           "'seq_mean_token_mean', 'token_sum_norm', case-sensitive)")
+                           "'seq_mean_token_mean', 'token_sum_norm', case-sensitive)",
+                           neighbour=(args, {"aggregation": "token_mean"}))
