@@ -143,6 +143,8 @@ class ContractFunction:
                        'row of ARG: shape (ARG.shape[0],)), several joined by ", "')
     mask: str = doc("the parameter marking where a per-token output is padding: answers are compared where it "
                     "is 1", "")
+    differentiable: tuple[str, ...] = doc("the parameters the training differentiates through (a single-tensor "
+                                          "output only): each gets a derived gradient test", ())
 
     def shapes(self, args: tuple) -> Any:
         """The shape(s) it must return for these positional arguments: () per scalar, ARG's shape per "like ARG",
@@ -201,7 +203,7 @@ class Config:
     submission: str = doc("the file students submit (a notebook defining the same functions is accepted)")
     world: tuple[str, ...] = doc("the given world's files, under assignment/ (copied beside every submission)")
     contract: dict[str, ContractFunction] = doc("the functions students write, in the starter's order: name -> part, "
-                                        "parameters, returns, mask")
+                                        "parameters, returns, mask, differentiable")
     default_visibility: str = doc("visibility of tests that set none: hidden, after_due_date, "
                                   "after_published or visible", "visible")
     default_inputs_visibility: str = doc("inputs_visibility of tests that set none", "after_due_date")
@@ -295,6 +297,12 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
                                    f'"rows of PARAMETER" (parameters: {", ".join(fn.parameters)})')
         if fn.mask and fn.mask not in fn.parameters:
             raise reader.error(f"contract.{name}.mask", f"{fn.mask!r} is not one of its parameters")
+        for wrt in fn.differentiable:
+            if wrt not in fn.parameters:
+                raise reader.error(f"contract.{name}.differentiable", f"{wrt!r} is not one of its parameters")
+        if fn.differentiable and "," in fn.returns:
+            raise reader.error(f"contract.{name}.differentiable", "a gradient is checked for a single-tensor output "
+                               "only (this function returns several)")
     for i, column in enumerate(cfg.leaderboard_columns):
         if column.test not in cfg.tests or not column.test.startswith("e2e."):
             raise reader.error("leaderboard_columns", f"column {i + 1}: {column.test!r} is not an e2e test here")

@@ -66,8 +66,9 @@ class Answer:
         `scale` is the size of what a correct computation adds up (e.g. the sum of |terms| of a
         mean): its rounding error, 4 * scale * eps(dtype), is added to the absolute tolerance, so
         that a correct float32 sum of large terms that nearly cancel still passes."""
-        rtol, atol = tolerances(ctx, expected.dtype)
-        atol += 4 * scale * torch.finfo(expected.dtype).eps
+        precision = coarser(expected.dtype, got.dtype)  # compared at the precision returned (or expected)
+        rtol, atol = tolerances(ctx, precision)
+        atol += 4 * scale * torch.finfo(precision).eps
         g, e = got.double(), expected.double()
         if mask is not None:
             keep = mask.bool()
@@ -176,7 +177,7 @@ def ask(ctx: Context, made: Call) -> Answer:
         if shape is not None and tuple(v.shape) != tuple(shape):
             raise answer.fail(f"{function} returned {textsafe.shape_words(v.shape, *sizes)}, expected shape "
                               f"{tuple(shape)}", got=textsafe.shape_text(v.shape))
-        if v.dtype != like.dtype:
+        if not v.is_floating_point():  # another float precision is compared at its own: the dtype test fails it
             raise answer.fail(f"{function} returned {textsafe.dtype_words(v.dtype)} for "
                               f"{textsafe.dtype_words(like.dtype)} inputs (return the input dtype)")
     answer.value = tuple(value) if tuple_of else value
@@ -232,14 +233,16 @@ def fresh_twins(ctx: Context, made: list[Call]) -> None:
             raise
 
 
-def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple], float] = lambda f, a: 0.0) -> None:
+def expect_like_reference(ctx: Context, made: Call,
+                          scale: Callable[[str, tuple], float] = lambda f, a: 0.0) -> Answer | None:
     """The submission answers `made` as the reference does: the same exception for a rejected input; else the
     value (where `mask` is 1, for a per-token output) and each requested gradient, at the checks' tolerances
-    (plus the rounding allowance of `scale(function, args)` for values). Raises CheckFailed."""
+    (plus the rounding allowance of `scale(function, args)` for values). Raises CheckFailed; returns the
+    answer (None for a rejected input)."""
     expected = _reference_answer(ctx.ref, made)
     if isinstance(expected, BaseException):
         _expect_raise(ctx, made, expected)
-        return
+        return None
     value, grads = expected
     answer = ask(ctx, made)
     names = parameter_names(made.function)
@@ -255,6 +258,7 @@ def expect_like_reference(ctx: Context, made: Call, scale: Callable[[str, tuple]
         if g_sub is None:
             raise answer.fail(f"no gradient reached {wrt}", expected=f"a gradient w.r.t. {wrt}", got="none")
         answer.expect_close(ctx, g_sub, g_ref, f"d {made.function} / d {wrt} differs from the reference")
+    return answer
 
 
 def _reference_answer(ref, made: Call):
@@ -293,6 +297,11 @@ def _expect_raise(ctx: Context, made: Call, expected: BaseException) -> None:
                      got=textsafe.exception_words(exc.exc_type)) from None
     raise failed(f"{made.function} should raise {wanted} here, as the reference does; it returned a value",
                  got=fmt(value), answer=value)
+
+
+def coarser(a: torch.dtype, b: torch.dtype) -> torch.dtype:
+    """The less precise of two float dtypes (the larger eps); `a` when `b` is no float dtype."""
+    return a if not b.is_floating_point or torch.finfo(a).eps >= torch.finfo(b).eps else b
 
 
 def tolerances(ctx: Context, dtype: torch.dtype) -> tuple[float, float]:
