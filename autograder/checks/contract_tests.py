@@ -12,8 +12,8 @@ Their points and visibility are grading.yaml's `tests:` entries under these ids 
 wrong dtype costs this one test (the lab's checks compare the values at the precision returned: tools.Answer
 .expect_close), and a detached output fails a unit test, not only an end-to-end one.
 
-Inputs: the valid calls FUNCTION's public checks show (run on the reference, in the judge), else the lab's probe
-input; at most SEEDS distinct ones, each cast to float32 and float64, then redrawn by the lab's fresh twin
+Inputs: the valid calls FUNCTION's public checks show (run on the reference, in the judge; else the lab's probe
+input), at most SEEDS distinct ones, each cast to float32 and float64, then redrawn by the lab's fresh twin
 (registry.Lab.twin, at positions no public check uses): new values of the same kind and size, which the lab keeps
 away from kinks where a gradient is not defined. They need the reference: never in the self-check.
 """
@@ -21,6 +21,7 @@ away from kinks where a gradient is not defined. They need the reference: never 
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Callable
 
 import torch
@@ -141,11 +142,17 @@ def _seeds(function: str, reference) -> tuple[Call, ...]:
             run = getattr(check.run, "shown", None)
             if function in check.functions and checks.is_public(check) and run is not None:
                 shown += [c for c in run(local_context(reference, reference)) if c.valid and c.function == function]
-    probe = _lab().probe_inputs()[function]
     distinct: dict[str, Call] = {}
-    for call in [*shown, Call(function, tuple(probe), {})]:
+    for call in shown or [_probe(function, reference)]:
         distinct.setdefault(_signature(call), call)
     return tuple(list(distinct.values())[:SEEDS])
+
+
+def _probe(function: str, reference) -> Call:
+    """The lab's probe input, its omitted parameters given their defaults by name (as a twin expects them all)."""
+    args = tuple(_lab().probe_inputs()[function])
+    parameters = list(inspect.signature(getattr(reference, function)).parameters.values())[len(args):]
+    return Call(function, args, {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty})
 
 
 def seed_calls(reference, function: str) -> tuple[Call, ...]:
