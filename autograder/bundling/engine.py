@@ -4,8 +4,9 @@ The student bundle gets what the self-check and the notebook's test cells need, 
 from SELF_CHECK_ENTRY, it follows every `autograder.*` import (found with ast, including imports inside
 functions) and adds those modules' files with their packages' `__init__.py`. Modules under NOT_FOR_STUDENTS
 (the mistake bank, the diagnosis, the end-to-end tests, the grader's checks on itself, the contract's derived
-tests, this bundling code) are never added: the self-check runs without them. Following imports, rather than listing files, keeps the bundle
-working when the engine grows a new module. The Gradescope bundle gets the whole package but this bundling code.
+tests, this bundling code) are never added: the self-check runs without them. Following imports, rather than
+listing files, keeps the bundle working when the engine grows a new module. The Gradescope bundle gets the whole
+package but this bundling code.
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ def grad_test(ctx: Context, function: str, wrt: str) -> None:
 def fresh_calls(ctx: Context, function: str, first_position: int) -> list[Call]:
     """The test's inputs: each seed call in float32 and in float64, redrawn by the lab's twin."""
     spec = config.current().contract[function]
-    made = []
+    made: list[Call] = []
     for seed in seed_calls(ctx.ref, function):
         for dtype in DTYPES:
             position = first_position + len(made)
