@@ -15,7 +15,7 @@ from hypothesis.internal.conjecture import providers
 from hypothesis.reporting import with_reporter
 
 from autograder import textsafe
-from autograder.checks import CheckFailed, Context
+from autograder.checks.base import CheckFailed, Context
 from autograder.remote import SubmissionError, parameter_names
 from autograder.textsafe import fmt
 
