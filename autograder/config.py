@@ -149,9 +149,8 @@ class ContractFunction:
     domain: dict[str, str] = doc("its valid inputs, one entry per parameter (`tensor B T`, `mask B T`, "
                                  "`float 0.5..4`, `int 1..8`, `bool`, `choice A B`; autograder/domains.py): "
                                  "what generated checks draw from", {})
-    differentiable: tuple[str, ...] = doc("the parameters its output is differentiable in (its gradient w.r.t. each is "
-                                          "part of the contract: a fresh twin compares it, a detached answer fails)",
-                                          ())
+    differentiable: tuple[str, ...] = doc("the parameters the training differentiates through (a single-tensor "
+                                          "output only): each gets a derived gradient test", ())
 
     def shapes(self, args: tuple) -> Any:
         """The shape(s) it must return for these positional arguments: () per scalar, ARG's shape per "like ARG",
@@ -212,7 +211,7 @@ class Config:
                                  "name): a file of assignment/, or a path from the lab's folder to another lab's file "
                                  "(`../other_lab/assignment/model.py`: one copy of a shared world)")
     contract: dict[str, ContractFunction] = doc("the functions students write, in the starter's order: name -> part, "
-                                        "parameters, returns, mask")
+                                        "parameters, returns, mask, differentiable")
     default_visibility: str = doc("visibility of tests that set none: hidden, after_due_date, "
                                   "after_published or visible", "visible")
     default_inputs_visibility: str = doc("inputs_visibility of tests that set none", "after_due_date")
@@ -313,9 +312,12 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
                 Parameter.parse(parameter, spec)
             except ValueError as exc:
                 raise reader.error(f"contract.{name}.domain.{parameter}", str(exc)) from None
-        for parameter in fn.differentiable:
-            if parameter not in fn.parameters:
-                raise reader.error(f"contract.{name}.differentiable", f"{parameter!r} is not one of its parameters")
+        for wrt in fn.differentiable:
+            if wrt not in fn.parameters:
+                raise reader.error(f"contract.{name}.differentiable", f"{wrt!r} is not one of its parameters")
+        if fn.differentiable and "," in fn.returns:
+            raise reader.error(f"contract.{name}.differentiable", "a gradient is checked for a single-tensor output "
+                               "only (this function returns several)")
     for i, column in enumerate(cfg.leaderboard_columns):
         if column.test not in cfg.tests or not column.test.startswith("e2e."):
             raise reader.error("leaderboard_columns", f"column {i + 1}: {column.test!r} is not an e2e test here")

@@ -4,8 +4,9 @@
     lab_problems.stale_data_files()       # the shipped data files that no longer match what they are computed from
 
 Each problem is a LabError (a ConfigError: every command prints it as one `error: ...` line and exits 2): the
-lab's grading package or its `lab.py` missing, or `lab.py` registering no lab; a check registered in code with no
-entry in grading.yaml `tests` (it would be silently skipped) or an entry with no check; the `e2e` section and the
+lab's grading package or its `lab.py` missing, or `lab.py` registering no lab; a check registered in code (or derived
+from the contract: checks/contract_tests.py) with no entry in grading.yaml `tests` (it would be silently skipped) or
+an entry with no check; the `e2e` section and the
 `@e2e_test` registrations disagreeing; a bank whose mistakes have hints that nothing could confirm (the lab gives no
 confirmation inputs for their function: no hint would ever be shown); a world file missing, two world files under
 one name, or a stale copy of a shared world file in the lab's own assignment/. `release` also refuses stale data
@@ -50,7 +51,11 @@ def ensure_complete(cfg: config.Config) -> None:
     if full:
         load_lab()
     registered = checks.load_all()
+    derived = _derived_tests(cfg) if full else {}
     for test_id, check in registered.items():
+        if test_id in derived and test_id not in cfg.tests:
+            raise LabError(f"{cfg.where(derived[test_id])}: {derived[test_id]} derives the test {test_id} "
+                           f"(autograder/checks/contract_tests.py): give it its points in {cfg.where('tests')} `tests`")
         if test_id not in cfg.tests:
             code = inspect.unwrap(check.run).__code__
             raise LabError(f"{shown(Path(code.co_filename))}:{code.co_firstlineno}: check {test_id} has no entry in "
@@ -79,6 +84,12 @@ def _world_is_there(cfg: config.Config) -> None:
         if "/" in entry and shared.is_file() and shared.read_bytes() != file.read_bytes():
             raise LabError(f"{shown(file)}: a stale copy of the shared world file {entry} (grading.yaml `world`): "
                            "delete it, the lab uses the shared one")
+
+
+def _derived_tests(cfg: config.Config) -> dict[str, str]:
+    """The tests the contract derives (a full lab only: they are not in the student bundle) -> the key deriving it."""
+    from autograder.checks import contract_tests
+    return contract_tests.derived_ids(cfg)
 
 
 def _hints_can_be_confirmed(entries: list, lab) -> None:

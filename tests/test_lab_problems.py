@@ -55,12 +55,20 @@ def no_package(lab: Path) -> None:
 
 
 def check_not_in_yaml(lab: Path) -> None:
-    edit(lab / "grading.yaml", "  scale.matches_reference: {points: 5}\n", "")
+    edit(lab / "grading.yaml", "  scale.matches_reference: {points: 4}\n", "")
+
+
+def derived_test_not_in_yaml(lab: Path) -> None:
+    edit(lab / "grading.yaml", "  scale.scale_dtype:     {points: 1}\n", "")
+
+
+def not_a_parameter_differentiable(lab: Path) -> None:
+    edit(lab / "grading.yaml", "differentiable: [x]", "differentiable: [y]")
 
 
 def yaml_entry_without_check(lab: Path) -> None:
-    edit(lab / "grading.yaml", "  scale.matches_reference: {points: 5}\n",
-         "  scale.matches_reference: {points: 5}\n  scale.typo_check: {points: 1}\n")
+    edit(lab / "grading.yaml", "  scale.matches_reference: {points: 4}\n",
+         "  scale.matches_reference: {points: 4}\n  scale.typo_check: {points: 1}\n")
 
 
 def hints_never_confirmed(lab: Path) -> None:
@@ -100,6 +108,10 @@ def stale_shared_copy(lab: Path) -> None:  # the lab names another lab's file an
     (no_package, ("validate",), r"grading/__init__.py: missing"),
     (check_not_in_yaml, ("grade", "solutions/toy.py"),
      r"grading/checks/hidden/basics.py:\d+: check scale.matches_reference has no entry in .*grading.yaml:\d+"),
+    (derived_test_not_in_yaml, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.scale derives the test scale.scale_dtype .*give it its points in .*grading.yaml:\d+"),
+    (not_a_parameter_differentiable, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.masked_mean.differentiable: 'y' is not one of its parameters"),
     (yaml_entry_without_check, ("calibrate", "--no-write"), r"grading.yaml:\d+: tests.scale.typo_check: no check"),
     (hints_never_confirmed, ("validate",), r"grading/lab.py: the bank's mistake mean.plain_mean has a hint"),
     (stale_data, ("release",), r"release: grading/data/e2e_mistakes.json is stale"),

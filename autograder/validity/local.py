@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from autograder import config, textsafe
-from autograder.checks import Context
+from autograder.checks.base import Context
 from autograder.remote import (
     SubmissionError,
     equal_bits,
