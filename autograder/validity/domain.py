@@ -6,6 +6,8 @@ one of its checks' expectations, rejections or properties somewhere in the domai
 
     failures = hold(reference, draws=2000)   -> {check id: the CheckFailed's text}
     AUTOGRADER_LAB=labs/lab13 python -m autograder.validity.domain --draws 2000   (exit 1 on a failure)
+    ... --entry group_adv.bessel_by_hand   (a bank entry with the reference, on its part's checks)
+    ... --module old/posttrain.py          (another file in the reference's place)
 
 The draws are hypothesis's, derandomised as in a grade (tools.for_all): the first max_examples are the shipped
 ones, the rest are fresh; the same in every run, so a failure in CI reproduces. tests/test_reference_domain.py
@@ -24,18 +26,21 @@ from types import ModuleType
 from autograder import checks, config
 from autograder.checks import CheckFailed, examples
 from autograder.remote import SubmissionError
-from autograder.validity.local import load_module, local_context
+from autograder.validity.local import load_module, local_context, module_from_source
 
 
-def hold(module: ModuleType, reference: ModuleType, draws: int,
-         seconds: dict[str, float] | None = None) -> dict[str, str]:
-    """Run every check on `module` (the reference, or a correct variant) against `reference`, `draws` hypothesis
-    examples per property check; check id -> what failed. `seconds`, when given, gets each check's CPU time."""
+def hold(module: ModuleType, reference: ModuleType, draws: int, seconds: dict[str, float] | None = None,
+         part: str | None = None) -> dict[str, str]:
+    """Run every check (of `part` only, when given) on `module` (the reference, or a correct variant) against
+    `reference`, `draws` hypothesis examples per property check; check id -> what failed. `seconds`, when given,
+    gets each check's CPU time."""
     hypothesis = dataclasses.replace(config.load().hypothesis, max_examples=draws)
     failures: dict[str, str] = {}
     live, examples.LIVE = examples.LIVE, True   # hypothesis draws every time, the shipped lists unused
     try:
         for check in checks.load_all().values():
+            if part is not None and check.part != part:
+                continue
             started = time.process_time()
             try:
                 check.run(local_context(module, reference, dict(hypothesis)))
@@ -59,15 +64,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--draws", type=int, default=2000, help="hypothesis examples per property check")
     parser.add_argument("--module", type=Path, help="hold this file instead of the reference (e.g. an older one)")
+    parser.add_argument("--entry", help="hold the reference with this bank entry (part.name) on its part's checks")
     args = parser.parse_args(argv)
-    from autograder import registry
+    from autograder import bank, registry
     from autograder.reference import load_reference
 
     registry.lab()
     reference = load_reference()
-    held = load_module(args.module) if args.module else reference
+    held, part = (load_module(args.module) if args.module else reference), None
+    if args.entry:
+        entry = next(e for e in bank.load_all() if e.id == args.entry)
+        held, part = module_from_source(bank.submission_source(entry)), entry.part
     seconds: dict[str, float] = {}
-    failures = hold(held, reference, args.draws, seconds)
+    failures = hold(held, reference, args.draws, seconds, part)
     for check_id, text in failures.items():
         print(f"FAIL {check_id}\n{text}\n")
     for check_id, spent in seconds.items():
