@@ -150,7 +150,7 @@ def test_the_confirmation_inputs_are_not_degenerate():
     from lab12.checks.hidden import chosen
 
     gae = chosen.confirmation_calls("compute_gae")
-    assert len(gae) == chosen.CONFIRM
+    assert len(gae) >= 12
     assert all(args[0].shape[1] >= 2 and 0 < kwargs["gamma"] < 1 and 0 < kwargs["lam"] < 1 for args, kwargs in gae)
     rows = {rows_class(args[2]) for args, _ in gae}
     assert {"one full row", "full rows", "ragged with a full row", "ragged, none full"} <= rows

@@ -9,19 +9,22 @@ one example of its differential check, with a seeded builder per function, from 
     mask = prefix_mask(lengths, T, torch.float32)      -> (B, T) 1 on each row's first lengths[b] tokens
     x = on_tokens(values, mask, 1e3, rng, dtype)       -> (B, T) values on the generated tokens, garbage elsewhere
     place_units(factors, impossible, levels, designated, n, rng)  -> n units' levels, the designated placed
+    confirmation_rows(factors, impossible, {"T": ("2 <= T < 24",)}, capacity)  -> the covering array of the
+        diagnosis's confirmation inputs: every pair of the non-degenerate levels, never two factors in lockstep
 
 Everything is deterministic for a key (random.Random of a string).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
-from autograder.checks.covering import ordered_pair
+from autograder.checks.covering import Row, covering_rows, ordered_pair
 from autograder.checks.factors import Factor, Pair
 
 EPS_OTHER, EPS_LARGE = (0.1, 0.3, 0.05), (0.5, 0.9)  # clip_eps of the levels "other, < 0.5" and ">= 0.5"
@@ -132,3 +135,13 @@ def log_ratio_of(r: random.Random, level: str, eps: float) -> float:
 def signed(r: random.Random, level: str, size: float = 10) -> float:
     """A number of the sign level (factors.SIGN_LEVELS), a multiple of 1/8 up to `size`."""
     return 0.0 if level == "= 0" else (-1 if level == "< 0" else 1) * grid(r, 1 / 8, size)
+
+
+def confirmation_rows(factors: tuple[Factor, ...], impossible: Mapping[Pair, str],
+                      allowed: Mapping[str, tuple[str, ...]], capacity: Callable[[dict[str, str]], int]) -> list[Row]:
+    """A pairwise covering array (covering.py) of the factors, each narrowed to its `allowed` levels (the others
+    keep all theirs): the confirmation inputs of the diagnosis, one per row. Every pair of levels is in some
+    input, so two mistakes that differ only where two levels meet (an aggregation on ragged rows) differ on one."""
+    narrowed = tuple(dataclasses.replace(f, levels=tuple(allowed[f.name])) if f.name in allowed else f
+                     for f in factors)
+    return covering_rows(narrowed, impossible, capacity, seed=1)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import torch
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
 from hypothesis.reporting import with_reporter
@@ -353,7 +353,8 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
     """Run `body(example)` on hypothesis-generated examples, derandomised; the shrunk failure propagates.
     Shrinking stops at grading.yaml's hypothesis.shrink_examples / shrink_seconds (ShrinkBudget)."""
     shrink = ShrinkBudget(ctx.hypothesis["shrink_examples"], ctx.hypothesis["shrink_seconds"], ctx.cpu)
-    config = settings(max_examples=ctx.hypothesis["max_examples"], derandomize=True, database=None,
+    fresh = ctx.hypothesis.get("seed")  # validity/domain.py: random draws from this seed (a grade: derandomised)
+    config = settings(max_examples=ctx.hypothesis["max_examples"], derandomize=fresh is None, database=None,
                       deadline=None, suppress_health_check=list(HealthCheck),
                       phases=[Phase.explicit, Phase.generate, Phase.shrink], print_blob=False,
                       report_multiple_bugs=False)  # one failure (a CheckFailed), never an ExceptionGroup
@@ -371,6 +372,8 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
         if failure is not None:
             raise failure.with_traceback(None)  # one place for every failure: hypothesis sees one bug
 
+    if fresh is not None:
+        prop = seed(fresh)(prop)
     with with_reporter(lambda *_: None), _no_local_constants():
         prop()
 

@@ -22,9 +22,10 @@ EXAMPLES = """examples:
 
 Exit 1: a mistake or a contract mutant was not caught in its own part (or cost points elsewhere), a
 variant or the reference lost points, the starter or a null submission scored, a hint named the wrong
-mistake (also with the graded mistake left out of the bank), or a function's differential check missed a
-region of its valid domain or a possible pair of its factors' levels, or (--mutation) a mutant of the
-reference passed every check yet answers some draw of the declared domain differently (a gap)."""
+mistake (also with the graded mistake left out of the bank), two mistakes a diagnosis weighs answer alike
+on every confirmation input of their function, a function's differential check missed a region of its
+valid domain or a possible pair of its factors' levels, or (--mutation) a mutant of the reference passed
+every check yet answers some draw of the declared domain differently (a gap)."""
 INTERRUPTED = "validate stopped; its grading processes were stopped"
 
 
@@ -116,6 +117,13 @@ def main(args: argparse.Namespace) -> int:
     shown, right = sum(v.left_out_hints for v in verdicts), sum(v.left_out_right for v in verdicts)
     print(f"with each mistake left out of the bank: hints shown {shown}, right {right} (leave-one-out precision "
           f"{100 * right / shown if shown else 100:.0f}%)")
+    from autograder.validity import confirmation
+    together = confirmation.unseparated(parts)
+    print(f"confirmation inputs: every two mistakes a diagnosis weighs told apart"
+          f"{'' if not together else f' except {len(together)} pair(s)'}")
+    problems += [(f"{a} and {b}", f"{fn}: they answer alike on every confirmation input, so neither can be named "
+                  "(give inputs where they differ, or declare them one diagnosis: the bank's SAME_DIAGNOSIS)")
+                 for fn, a, b in together]
     from autograder import registry
     if not registry.has_module("checks.hidden.domains"):
         print("\ncoverage: this lab declares no domain (grading/checks/hidden/domains.py): not measured")

@@ -4,7 +4,7 @@ domains.py, so that they separate what hypothesis's first draws often do not (k1
 and a negative log-ratio, full rows with T >= 2 and gamma inside (0, 1), exact ties of rewards).
 
     examples("compute_gae")            -> [(Ragged([rewards, values], mask), gamma, lam), ...]
-    confirmation_calls("compute_gae")  -> ((args, kwargs), ...) of 12 non-degenerate calls
+    confirmation_calls("compute_gae")  -> ((args, kwargs), ...) non-degenerate calls reaching every pair
 
 `examples(f)` is, in this order: one example per row of a pairwise covering array of f's factors
 (the engine's autograder/checks/covering.py: every possible pair of levels in some example), one
@@ -28,6 +28,7 @@ import torch
 
 from autograder.checks.chosen import (
     clip_eps_of,
+    confirmation_rows,
     dtype_of,
     grid,
     log_ratio_of,
@@ -40,6 +41,7 @@ from autograder.checks.chosen import (
     t_of,
 )
 from autograder.checks.covering import Row, covering_rows
+from autograder.checks.factors import T_CLASSES
 from autograder.checks.strategies import LOGPROB_MIN, Ragged, logprob_pair
 
 from ...checks.hidden import domains as dom
@@ -49,7 +51,6 @@ from ...checks.hidden import domains as dom
 REJECTED = ("kl", "abs", "mse", "low_var_kl", "full", "k1+", "K1", "K2", "K3", "k4", "k0", "k", "k1 ", " k1", "",
             "kl1")
 UNITS = 8       # units (tokens, pairs, ranked rows) an example can give designated levels, where it has room
-CONFIRM = 12    # confirmation inputs of the diagnosis per function
 GAP = 2.0 ** -12  # the smallest near-equal gap used (a multiple of it stays exact in float32 up to |r| = 1024)
 
 
@@ -313,32 +314,25 @@ def call_of(function: str, example: tuple) -> tuple[tuple, dict]:
     return tuple(example), {}
 
 
-# per function: the levels of its confirmation inputs, cycled (T >= 2, several rows, full and ragged ones,
-# gamma and lam inside (0, 1), beta > 0, every kind)
-_LAYOUTS = ("ragged with a full row", "one full row", "full rows", "ragged, none full", "padded rows of one length",
-            "one padded row")
-_CONFIRM: dict[str, Callable[[int], dict[str, str]]] = {
-    "compute_gae": lambda i: {"T": "T >= 24" if i % 4 == 3 else "2 <= T < 24", "rows": _LAYOUTS[i % 6],
-                              "gamma": "strictly inside (0, 1)", "lam": "strictly inside (0, 1)"},
-    "ppo_policy_loss": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6],
-                                  "clip_eps": ("0.2", "other, < 0.5", ">= 0.5")[i % 3]},
-    "ppo_value_loss": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6],
-                                 "clip_eps": ("0.2", "other, < 0.5", ">= 0.5")[i % 3]},
-    "kl_estimate": lambda i: {"T": "2 <= T < 24", "B": "B > 1", "kind": dom.KIND_LEVELS[i % 4]},
-    "shaped_rewards": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6], "kind": dom.KIND_LEVELS[i % 4],
-                                 "beta": "1e-3 <= beta < 1"},
-    "bradley_terry_loss": lambda i: {"P": ("2 <= P < 10", "P >= 10")[i % 2]},
-    "ranking_loss": lambda i: {"N": "N > 1", "K": ("3 <= K < 6", "K >= 6", "K = 2")[i % 3]},
+# per function: the levels its confirmation inputs may take (the others: all of the factor's), non-degenerate ones:
+# T >= 2, several rows, gamma and lam inside (0, 1), beta > 0. The inputs are a pairwise covering array of these
+# (chosen.confirmation_rows): every kind (a rejected one too) on every row layout, never in lockstep.
+_INSIDE = ("strictly inside (0, 1)",)
+_CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
+    "compute_gae": {"T": T_CLASSES[1:], "gamma": _INSIDE, "lam": _INSIDE},
+    "ppo_policy_loss": {"T": T_CLASSES[1:]},
+    "ppo_value_loss": {"T": T_CLASSES[1:]},
+    "kl_estimate": {"T": T_CLASSES[1:], "B": ("B > 1",)},
+    "shaped_rewards": {"T": T_CLASSES[1:], "beta": ("1e-3 <= beta < 1",)},
+    "bradley_terry_loss": {"P": ("2 <= P < 10", "P >= 10")},
+    "ranking_loss": {"N": ("N > 1",)},
 }
 
 
 @functools.lru_cache(maxsize=None)
 def confirmation_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
-    """CONFIRM chosen, non-degenerate calls of `function` (both dtypes; random levels for every unit)."""
-    calls = []
+    """Chosen, non-degenerate calls of `function`: one per row of a pairwise covering array of its factors
+    narrowed to _CONFIRM (both dtypes, every pair of levels, the rows' units designated)."""
+    rows = confirmation_rows(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}), _CONFIRM[function], _capacity)
     rejected: list[str] = []
-    for i in range(CONFIRM):
-        levels = {"dtype": ("float32", "float64")[i % 2], **_CONFIRM[function](i)}
-        example = BUILDERS[function](seeded(function, "confirm", i), levels, [], rejected)
-        calls.append(call_of(function, example))
-    return tuple(calls)
+    return tuple(call_of(function, _build(function, row, f"confirm {i}", rejected)) for i, row in enumerate(rows))

@@ -43,8 +43,13 @@ def group_advantages(rewards: torch.Tensor, group_size: int, normalize_std: bool
         A_i = r_i - mean_g                          (normalize_std=False: Dr. GRPO)
         A_i = (r_i - mean_g) / (std_g + eps)        (normalize_std=True: GRPO)
     mean_g and std_g over the group of i; std_g is the sample std (Bessel's correction, divide by
-    group_size - 1: torch.std's default). A group whose rewards are all equal has std_g = 0 and
-    advantages exactly 0 (it teaches nothing). eps in [1e-8, 1e-2]. Returns (B,).
+    group_size - 1: torch.std's default). eps in [1e-8, 1e-2]. Returns (B,).
+    A group whose rewards are all equal has std_g = 0 and advantages exactly 0 (it teaches nothing).
+    Mind the rounding: in float32 the mean of equal rewards is often not exactly their value (about 1
+    group in 5: three rewards of 5.37 have a computed mean one rounding error away), and dividing
+    that error by std_g + eps = eps turns it into an advantage of about 0.3. Give such a group 0
+    explicitly (where its max equals its min), or centre on its first reward before averaging
+    (r_i - mean_g = (r_i - r_first) - mean(r - r_first), exact there).
     """
     # TODO: implement group_advantages (see the docstring above).
     raise NotImplementedError("group_advantages is not implemented yet")

@@ -43,16 +43,22 @@ def group_advantages(rewards: torch.Tensor, group_size: int, normalize_std: bool
         A_i = r_i - mean_g                          (normalize_std=False: Dr. GRPO)
         A_i = (r_i - mean_g) / (std_g + eps)        (normalize_std=True: GRPO)
     mean_g and std_g over the group of i; std_g is the sample std (Bessel's correction, divide by
-    group_size - 1: torch.std's default). A group whose rewards are all equal has std_g = 0 and
-    advantages exactly 0 (it teaches nothing). eps in [1e-8, 1e-2]. Returns (B,).
+    group_size - 1: torch.std's default). eps in [1e-8, 1e-2]. Returns (B,).
+    A group whose rewards are all equal has std_g = 0 and advantages exactly 0 (it teaches nothing).
+    Mind the rounding: in float32 the mean of equal rewards is often not exactly their value (about 1
+    group in 5: three rewards of 5.37 have a computed mean one rounding error away), and dividing
+    that error by std_g + eps = eps turns it into an advantage of about 0.3. Give such a group 0
+    explicitly (where its max equals its min), or centre on its first reward before averaging
+    (r_i - mean_g = (r_i - r_first) - mean(r - r_first), exact there).
     """
     ### BEGIN SOLUTION
     if rewards.shape[0] % group_size != 0:
         raise ValueError(f"{rewards.shape[0]} rewards are not whole groups of {group_size}")
     grouped = rewards.view(-1, group_size)
-    centred = grouped - grouped.mean(1, keepdim=True)
+    shifted = grouped - grouped[:, :1]  # exactly 0 in a group of equal rewards, in any dtype
+    centred = shifted - shifted.mean(1, keepdim=True)
     if normalize_std:
-        centred = centred / (grouped.std(1, keepdim=True) + eps)
+        centred = centred / (centred.std(1, keepdim=True) + eps)
     return centred.reshape(-1)
     ### END SOLUTION
 

@@ -92,6 +92,17 @@ def always_std(rewards, group_size, normalize_std=True, eps=1e-6):
     return ((grouped - grouped.mean(1, keepdim=True)) / (grouped.std(1, keepdim=True) + eps)).reshape(-1)
 
 
+@mistake("group_adv", "group_advantages", "equal_group_rounding",
+         hint="a group of equal rewards must get exactly 0, but in float32 their computed mean can be a rounding "
+              "error off, which dividing by std + eps magnifies: give such a group 0 (or centre on its first reward)")
+def equal_group_rounding(rewards, group_size, normalize_std=True, eps=1e-6):
+    grouped = _grouped(rewards, group_size)
+    centred = grouped - grouped.mean(1, keepdim=True)
+    if normalize_std:
+        centred = centred / (grouped.std(1, keepdim=True) + eps)
+    return centred.reshape(-1)
+
+
 # ------------------------------------------------------------------ correct variants
 @variant("group_adv", "group_advantages", "loop_over_groups", source=sources.VERL_GRPO_LOOP)
 def loop_over_groups(rewards, group_size, normalize_std=True, eps=1e-6):
@@ -100,6 +111,9 @@ def loop_over_groups(rewards, group_size, normalize_std=True, eps=1e-6):
     out = []
     for start in range(0, rewards.shape[0], group_size):
         group = rewards[start:start + group_size]
+        if bool((group == group[0]).all()):  # the docstring's guard: its mean may round away from its value
+            out.append(torch.zeros_like(group))
+            continue
         a = group - torch.mean(group)
         out.append(a / (torch.std(group) + eps) if normalize_std else a)
     return torch.cat(out)
@@ -114,4 +128,4 @@ def bessel_by_hand(rewards, group_size, normalize_std=True, eps=1e-6):
     a = g - mean
     if normalize_std:
         a = a / (((a ** 2).sum(1, keepdim=True) / (group_size - 1)).sqrt() + eps)
-    return a.flatten()
+    return torch.where(g.amax(1, keepdim=True) == g.amin(1, keepdim=True), 0.0, a).flatten()

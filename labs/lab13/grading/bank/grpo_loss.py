@@ -110,6 +110,20 @@ def sum_norm_by_tokens(logp, old_logp, ref_logp, advantages, mask, clip_eps=0.2,
     return _agg(per_token, mask, aggregation)
 
 
+@mistake("grpo_loss", "grpo_policy_loss", "sum_norm_by_longest",
+         hint="token_sum_norm divides by B * T, T the generation budget (the mask's width), not B times the longest "
+              "row in the batch (that depends on the lengths)")
+def sum_norm_by_longest(logp, old_logp, ref_logp, advantages, mask, clip_eps=0.2, beta=0.04, aggregation="token_mean"):
+    ratio = torch.exp(logp - old_logp)
+    a = advantages[:, None]
+    surrogate = torch.minimum(ratio * a, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * a)
+    d = ref_logp - logp
+    per_token = (-surrogate + beta * (torch.exp(d) - d - 1)) * mask
+    if aggregation == "token_sum_norm":
+        return per_token.sum() / (mask.shape[0] * mask.sum(1).max())
+    return _agg(per_token, mask, aggregation)
+
+
 @mistake("grpo_loss", "grpo_policy_loss", "kl_unmasked",
          hint="mask the KL term too: padded positions hold garbage log-probs and must not count")
 def kl_unmasked(logp, old_logp, ref_logp, advantages, mask, clip_eps=0.2, beta=0.04, aggregation="token_mean"):

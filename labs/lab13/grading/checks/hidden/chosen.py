@@ -1,11 +1,11 @@
 """Chosen inputs: examples that the differential checks run besides hypothesis's draws, and the
 confirmation inputs of the diagnosis. Both are built here, not drawn, from levels of the factors in
 domains.py, so that they reach what hypothesis's first draws often do not (a group of equal real rewards
-with eps = 1e-2, a token with A < 0 beyond e^20 next to a k3 log-ratio above 10, a DPO logit below -100
-in float32, IPO's margin at its target).
+whose mean is not exact in its dtype, with eps = 1e-2, a token with A < 0 beyond e^20 next to a k3 log-ratio
+above 10, a DPO logit below -100 in float32, IPO's margin at its target).
 
     examples("grpo_policy_loss")            -> [(Ragged([where, log_ratio, ref, adv], mask), eps, beta, agg), ...]
-    confirmation_calls("grpo_policy_loss")  -> ((args, kwargs), ...) of CONFIRM non-degenerate calls
+    confirmation_calls("grpo_policy_loss")  -> ((args, kwargs), ...) non-degenerate calls reaching every pair
 
 `examples(f)` is one example per row of a pairwise covering array of f's factors (the engine's
 autograder/checks/covering.py: every possible pair of levels in some example), then the training's own
@@ -27,6 +27,7 @@ import torch
 
 from autograder.checks.chosen import (
     clip_eps_of,
+    confirmation_rows,
     dtype_of,
     grid,
     log_ratio_of,
@@ -39,12 +40,12 @@ from autograder.checks.chosen import (
     signed,
 )
 from autograder.checks.covering import Row, covering_rows
+from autograder.checks.factors import T_CLASSES
 from autograder.checks.strategies import LOGPROB_MIN, Ragged, logprob_pair
 
 from ...checks.hidden import domains as dom
 
 UNITS = 8       # units (groups, tokens, pairs) an example can give designated levels, where it has room
-CONFIRM = 12    # confirmation inputs of the diagnosis per function
 FINE = 2.0 ** -14  # the grid of margins: sums of sequence log-probs in [-200, 0] on it are exact in float32
 ROOM = -LOGPROB_MIN  # log-probs lie in [-ROOM, 0]
 
@@ -61,7 +62,17 @@ def _units(function: str, levels: dict[str, str], designated: list, n: int, r: r
 
 
 # ---------------------------------------------------------------- group_advantages
-def _group(r: random.Random, G: int, unit: dict[str, str]) -> list[float]:
+def _equal(r: random.Random, G: int, dtype: torch.dtype) -> float:
+    """A reward in [-10, 10] whose mean over G copies, computed in `dtype`, is not exactly itself (about 1 in 5
+    in float32; the first of 50 tries, else the last): where r - mean is a rounding error, not 0."""
+    for _ in range(50):
+        x = float(torch.tensor(r.uniform(-10, 10), dtype=dtype))
+        if float(torch.full((G,), x, dtype=dtype).mean()) != x:
+            break
+    return x
+
+
+def _group(r: random.Random, G: int, unit: dict[str, str], dtype: torch.dtype) -> list[float]:
     """G rewards with the unit's values (binary or real in [-10, 10]) and spread (the group's sample std)."""
     if unit["values"] == "binary":
         if unit["spread"] == "std = 0":
@@ -69,7 +80,7 @@ def _group(r: random.Random, G: int, unit: dict[str, str]) -> list[float]:
         ones = r.randint(1, G - 1)
         return r.sample([1.0] * ones + [0.0] * (G - ones), G)
     if unit["spread"] == "std = 0":
-        return [grid(r, -10, 10)] * G
+        return [_equal(r, G, dtype)] * G
     z = [r.gauss(0, 1) for _ in range(G)]
     mean = sum(z) / G
     std = math.sqrt(sum((x - mean) ** 2 for x in z) / (G - 1))
@@ -88,7 +99,7 @@ def _eps(r: random.Random, level: str) -> float:
 def _advantages(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
     G = {"G = 2": 2, "3 <= G <= 7": r.randint(3, 7), "G >= 8": r.randint(8, 12)}[levels["G"]]
     N = 1 if levels["N"] == "N = 1" else max(r.randint(2, 6), len(designated))
-    groups = [_group(r, G, u) for u in _units("group_advantages", levels, designated, N, r)]
+    groups = [_group(r, G, u, dtype_of(levels)) for u in _units("group_advantages", levels, designated, N, r)]
     rewards = torch.tensor([x for g in groups for x in g], dtype=dtype_of(levels))
     return rewards, G, levels["normalize_std"] == "True", _eps(r, levels["eps"])
 
@@ -319,28 +330,21 @@ def call_of(function: str, example) -> tuple[tuple, dict]:
     return tuple(four), {"beta": beta}
 
 
-# per function: the levels of its confirmation inputs, cycled (several rows or groups or pairs, full and ragged
-# rows with T >= 2, both normalisations and every eps level, beta > 0 and = 0, every aggregation and clip level)
-_LAYOUTS = ("ragged with a full row", "one full row", "full rows", "ragged, none full", "padded rows of one length",
-            "one padded row")
-_CONFIRM: dict[str, Callable[[int], dict[str, str]]] = {
-    "group_advantages": lambda i: {"G": dom.G_LEVELS[(i // 2) % 3], "N": "N > 1",
-                                   "normalize_std": ("True", "False")[i % 4 // 3],
-                                   "eps": dom.EPS_LEVELS[::-1][i % 3]},
-    "grpo_policy_loss": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6], "clip_eps": dom.CLIP_LEVELS[i % 3],
-                                   "beta": ("strictly inside (0, 1)", "0", "1")[i % 4 % 3],
-                                   "aggregation": dom.AGGREGATIONS[(i // 2) % 3]},
-    "sequence_logprob": lambda i: {"T": "2 <= T < 24", "rows": _LAYOUTS[i % 6]},
-    "dpo_loss": lambda i: {"P": ("2 <= P < 10", "P >= 10")[i % 2], "beta": dom.PREF_BETA_LEVELS[(i // 2) % 4]},
-    "ipo_loss": lambda i: {"P": ("2 <= P < 10", "P >= 10")[i % 2], "beta": dom.PREF_BETA_LEVELS[(i // 2) % 4]},
+# per function: the levels its confirmation inputs may take (the others: all of the factor's), non-degenerate ones:
+# several groups, rows or pairs, T >= 2. The inputs are a pairwise covering array of these (chosen.confirmation_rows).
+_CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
+    "group_advantages": {"N": ("N > 1",)},
+    "grpo_policy_loss": {"T": T_CLASSES[1:]},
+    "sequence_logprob": {"T": T_CLASSES[1:]},
+    "dpo_loss": {"P": dom.P_LEVELS[1:]},
+    "ipo_loss": {"P": dom.P_LEVELS[1:]},
 }
 
 
 @functools.lru_cache(maxsize=None)
 def confirmation_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
-    """CONFIRM chosen, non-degenerate calls of `function` (both dtypes; random levels for every unit)."""
-    calls = []
-    for i in range(CONFIRM):
-        levels = {"dtype": ("float32", "float64")[i % 2], **_CONFIRM[function](i)}
-        calls.append(call_of(function, BUILDERS[function](seeded(function, "confirm", i), levels, [])))
-    return tuple(calls)
+    """Chosen, non-degenerate calls of `function`: one per row of a pairwise covering array of its factors
+    narrowed to _CONFIRM (both dtypes, every pair of levels, the rows' units designated)."""
+    rows = confirmation_rows(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}), _CONFIRM[function], _capacity)
+    return tuple(call_of(function, BUILDERS[function](seeded(function, "confirm", i), row.levels, row.units))
+                 for i, row in enumerate(rows))
