@@ -15,13 +15,13 @@ bubblewrap binds `system` read-only, covers each of `masked` with an empty tmpfs
 beside the interpreter is readable, whatever it holds: other distributions, `src/` checkouts of
 `pip install -e git+...`, eggs, folders named by `.pth` files, caches, the grader itself.
 
-The run-time distributions are RUNTIME (what the child's own modules import: torch, and numpy for
-Tensor.numpy() on the wire), the distributions of what the lab's world files import (parsed, never run),
-and every distribution these require, from their metadata (requirements under an `extra` or whose marker
-is false here are left out). A distribution's files are those its RECORD lists (its top-level names when it
-has none); a folder is shown whole only when RECORD lists every file beneath it (a file put into torch/
-after installing stays unreadable), else file by file. The standard library is the interpreter's stdlib
-folders without their site-packages or dist-packages.
+The run-time distributions are RUNTIME (what the child's own modules import: torch, and numpy for Tensor.numpy() on
+the wire), OPTIONAL (what torch imports when it is installed), the distributions of what the lab's world files
+import (parsed, never run), and every distribution these require, from their metadata (requirements under an `extra`
+or whose marker is false here are left out). A distribution's files are those its RECORD lists (its top-level names
+when it has none); a folder is shown whole only when RECORD lists every file beneath it (a file put into torch/
+after installing stays unreadable), else file by file. The standard library is the interpreter's stdlib folders
+without their site-packages or dist-packages.
 """
 
 from __future__ import annotations
@@ -42,6 +42,10 @@ from pathlib import Path
 from autograder.paths import world_files
 
 RUNTIME = ("torch", "numpy")  # what autograder/child/ imports: torch (worker, wire) and numpy (Tensor.numpy())
+# What torch imports at its own import when it is installed, though no requirement names it (torch.hub: tqdm). Left
+# out, it is listable but unreadable under Landlock: `import torch` would fail with PermissionError, not ImportError.
+# tests/test_readable.py finds any other such import.
+OPTIONAL = ("tqdm",)
 HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlinks into /usr, or folders
 PYTHON_PLACES = ("lib*/python*", "local/lib*/python*", "src", "local/src", "share/python*", "local/share/python*")
 #  inside /usr: every interpreter's library and packages, source checkouts, Debian's bundled wheels
@@ -176,7 +180,7 @@ def runtime_names() -> list[str]:
     unnamed = [m for m in modules if not _installed_as(m)]  # a module named as its distribution is the rule
     owners = metadata.packages_distributions() if unnamed else {}
     named = [m for m in modules if m not in unnamed]
-    return sorted({*RUNTIME, *named, *(d for m in unnamed for d in owners.get(m, []))})
+    return sorted({*RUNTIME, *OPTIONAL, *named, *(d for m in unnamed for d in owners.get(m, []))})
 
 
 def _installed_as(name: str) -> bool:

@@ -122,19 +122,22 @@ def test_a_rejection_test_also_needs_its_valid_neighbour_answered():
         expect_unknown_kind(Always())                                              # rejects everything
 
 
-def test_a_detached_output_fails_the_gradient_its_contract_declares():
-    """bradley_terry_loss is declared differentiable in r_better and r_worse: comparing its value alone with the
-    reference's (no gradient asked) still compares those gradients."""
-    from autograder.checks import Context
+def test_a_detached_output_fails_its_gradient_test_and_only_that():
+    """bradley_terry_loss is declared differentiable in r_better and r_worse: the detached mutant fails the derived
+    gradient test (checks/contract_tests.py), while a comparison of its value alone still passes: one slip, the test
+    about it."""
+    from autograder import checks
+    from autograder.checks import contract_tests
     reference = load_reference()
     mutant = contract_mutants.by_label("mutant.bradley_terry_loss.detached")
     module = local.module_from_source(contract_mutants.source(mutant), "detached_bt")
+    ctx = local.local_context(module, reference)
+    gradient_test = checks.load_all()[contract_tests.grad_test_id("rm_loss", "bradley_terry_loss", "r_better")]
+    with pytest.raises(CheckFailed, match="no gradient reached"):
+        gradient_test.run(ctx)
     r = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
-    made = tools.Call("bradley_terry_loss", (r, r.flip(0)), names=("r_better", "r_worse"), shape=())
-    tools.expect_like_reference(Context(sub=local.LocalSubmission(reference), ref=reference,
-                                        hypothesis=local.config.load().hypothesis), made)
-    with pytest.raises(CheckFailed, match="no gradient reached r_better"):
-        tools.expect_like_reference(local.local_context(module, reference), made)
+    tools.expect_like_reference(ctx, tools.Call("bradley_terry_loss", (r, r.flip(0)), names=("r_better", "r_worse"),
+                                                shape=()))
 
 
 def test_a_contract_mutants_hint_is_right_only_when_the_mistake_it_names_answers_as_it_does():

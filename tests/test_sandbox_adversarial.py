@@ -30,6 +30,7 @@ import pytest
 
 from autograder import config, ipc, isolation, outcome, readable, remote, sandbox, secret_files
 from autograder import grade as grade_module
+from autograder.checks import contract_tests
 from autograder.filetree import remove_tree
 from autograder.grade import GraderError, grade
 from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
@@ -434,7 +435,11 @@ def test_a_withheld_input_never_reaches_a_visible_field(tmp_path, arena, cfg, se
         now = texts = "\n".join(line for line in texts.splitlines() if "LEAKED" not in line)
     else:
         assert public and all(t.passed for t in public)  # the attacks answer the public input right
-        assert part_score(result, "gae") == sum(t.max_score for t in public)
+        derived = contract_tests.derived_ids(cfg)  # asked on public-shaped fresh inputs, which they answer right
+        assert part_score(result, "gae") == sum(t.max_score for t in public) + sum(
+            t.score for t in result.tests if t.id in derived)
+        assert not [t for t in result.tests if t.id.startswith("gae.") and t not in public and t.id not in derived
+                    and t.passed]  # every hidden test of the part fails
     assert not [m for m in ("HIDDEN", "LEAKED") if m in now]
     assert not re.findall(r"\bline \d|exit code|signal \d", now)
     assert not re.findall(r"\d{4,}", texts), re.findall(r".{40}\d{4,}.{20}", texts)[:3]

@@ -1,12 +1,12 @@
 """Step: the engine's code in a bundle, taken from the engine's package wherever it is installed.
 
-The student bundle gets what the self-check and the notebook's test cells need, and nothing hidden: starting
-from SELF_CHECK_ENTRY, it follows every `autograder.*` import (found with ast, including imports inside
-functions) and adds those modules' files with their packages' `__init__.py`. Modules under NOT_FOR_STUDENTS
-(the mistake bank, the diagnosis, the end-to-end tests, the grader's checks on itself, the contract's derived
-tests, this bundling code) are never added: the self-check runs without them. Following imports, rather than
-listing files, keeps the bundle working when the engine grows a new module. The Gradescope bundle gets the whole
-package but this bundling code.
+The student bundle gets what the self-check and the notebook's test cells need, and nothing hidden: starting from
+SELF_CHECK_ENTRY, it follows every `autograder.*` import (found with ast, including imports inside functions) and
+adds those modules' files with their packages' `__init__.py`. Modules under NOT_FOR_STUDENTS (the mistake bank, the
+diagnosis, the end-to-end tests and their replays, the grader's checks on itself, the contract's derived tests, this
+bundling code) are never added: the self-check runs without them. Following imports, rather than listing files,
+keeps the bundle working when the engine grows a new module. The Gradescope bundle gets the whole package but this
+bundling code.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ PACKAGE = "autograder"
 SELF_CHECK_ENTRY = ("autograder.__main__", "autograder.commands.grade", "autograder.grade", "autograder.report",
                     "autograder.results", "autograder.checks.tools", "autograder.notebook_checks",
                     "autograder.self_check")
-NOT_FOR_STUDENTS = ("autograder.bank", "autograder.diagnosis", "autograder.e2e", "autograder.bundling",
-                    "autograder.validity", "autograder.checks.contract_tests")
+NOT_FOR_STUDENTS = ("autograder.bank", "autograder.diagnosis", "autograder.e2e", "autograder.replay",
+                    "autograder.bundling", "autograder.validity", "autograder.checks.contract_tests")
 DATA = ("templates", "child")   # the package's folders the self-check reads whole (report templates, the child)
 BUNDLING = "bundling"           # this package: builds bundles, ships in none
 
