@@ -92,7 +92,8 @@ def test_lab13_derived_nulls_score_nothing_and_its_contract_mutants_lose_in_thei
     sequence_logprob passed every unit check."""
     subjects, parts_of = derived_outcomes("labs/lab13")
     assert "derived.raises_value_error" in subjects and "mutant.sequence_logprob.detached" in subjects
-    assert "dpo.seq_known_values" not in subjects["mutant.sequence_logprob.detached"]["passes"]
+    passes = subjects["mutant.sequence_logprob.detached"]["passes"]  # one slip: the test about it, not the values'
+    assert "dpo.sequence_logprob_grad_token_logp" not in passes and "dpo.seq_known_values" in passes
     assert_nulls_zero_and_mutants_caught_in_their_part(subjects, parts_of)
 
 

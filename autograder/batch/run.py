@@ -29,7 +29,7 @@ from typing import Iterator
 import yaml
 from rich.console import Console
 
-from autograder import config
+from autograder import config, lab_problems
 from autograder.batch import overrides as overrides_mod
 from autograder.batch import similarity as similarity_mod
 from autograder.batch import store
@@ -152,6 +152,11 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
             todo.append((sub, key))
             last_seconds[sub.student] = (old or {}).get("seconds") or float("inf")
             records[sub.student] = _pending(sub)
+    if todo:  # the lab folder's declarations (lab_problems), checked once something is to grade: a rerun with
+        try:    # nothing changed imports no torch
+            lab_problems.ensure_complete(cfg)
+        except config.ConfigError as exc:
+            raise BatchError(str(exc)) from None
     console.print(f"{_count(len(subs), 'submission')} in {source}: "
                   + (f"{len(todo)} to grade (--student), the other {kept} kept as they are" if selected is not None
                      else f"{up_to_date} up to date, {len(todo)} to grade")

@@ -169,7 +169,7 @@ def check_child_can_work() -> None:
     from autograder import preflight
     from autograder.isolation import IsolationError
     try:
-        preflight.ensure_child_can_work(load_config().limits)
+        preflight.ensure_child_can_work(load_config(lab=False).limits)
     except IsolationError as exc:
         fail(str(exc))
 

@@ -74,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
     from autograder.batch.run import CANVAS, CLASS_REPORT, GRADEBOOK, BatchError, grade_all
 
     check_input(args.submissions, "submissions", ("folder", "zip"))
-    only = check_only(args.only, list(load_config().parts))
+    only = check_only(args.only, list(load_config(lab=False).parts))  # the lab is checked before grading (batch.run)
     nbgrader = _nbgrader(args, only)
     if args.roster is not None:
         check_input(args.roster, "roster", ("file",))
