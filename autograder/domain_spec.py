@@ -1,6 +1,6 @@
 """One parameter's declared domain (grading.yaml `contract.F.domain.P`), read without torch (the config checks it).
 
-Kinds: `tensor DIMS [const]`, `mask DIMS`, `float LO..HI`, `int LO..HI`, `bool`, `choice A B ...`
+Kinds: `tensor DIMS`, `mask DIMS`, `float LO..HI`, `int LO..HI`, `bool`, `choice A B ...`
 (autograder/domains.py draws from them).
 """
 
@@ -21,7 +21,6 @@ class Parameter:
     low: float = 0.0
     high: float = 1.0
     choices: tuple[str, ...] = ()
-    const: bool = False
 
     @classmethod
     def parse(cls, name: str, spec: str) -> "Parameter":
@@ -29,11 +28,10 @@ class Parameter:
         if kind not in KINDS:
             raise ValueError(f"{name}: {spec!r}: the kind must be one of {', '.join(KINDS)}")
         if kind in ("tensor", "mask"):
-            const = rest[-1:] == ["const"]
-            dims = tuple(rest[:-1] if const else rest)
+            dims = tuple(rest)
             if not dims or not all(d.isidentifier() or d.isdigit() for d in dims):
                 raise ValueError(f"{name}: {spec!r}: give its dimensions, e.g. `{kind} B T`")
-            return cls(name, kind, dims, const=const or kind == "mask")
+            return cls(name, kind, dims)
         if kind in ("float", "int"):
             low, sep, high = "".join(rest).partition("..")
             try:

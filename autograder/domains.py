@@ -4,7 +4,7 @@
               mode: choice mean sum}
 
 `tensor DIMS` is a float tensor of those dimensions (letters are sizes drawn per input, 1 to 4; numbers are fixed)
-whose gradient is checked, `tensor DIMS const` one whose gradient is not; `mask DIMS` holds 0 and 1 in the
+(its gradient is compared where the contract declares it `differentiable`); `mask DIMS` holds 0 and 1 in the
 function's float dtype, with its first column 1 (no row is all padding); `float LO..HI` and `int LO..HI` are drawn
 uniformly; `bool` and `choice A B ...` take each value. A declared domain gives a lab its differential check's
 inputs (`draw`), its fresh twins (`twin`) and its probe inputs without code (docs/labs.md). The declarations
@@ -33,12 +33,12 @@ def draw(function: str, seed: int, dtype: torch.dtype = torch.float64) -> Call:
     (of a scalar answer)."""
     params = parameters(function)
     args = draw_arguments(params, f"{function}:{seed}", dtype)
-    scalar = config.current().contract[function].returns == "scalar"  # the unit checks compare scalar gradients
-    grad = tuple(i for i, p in enumerate(params) if p.kind == "tensor" and not p.const) if scalar else ()
+    spec = config.current().contract[function]  # a scalar's gradients here; a tensor's: the derived gradient test
+    grad = tuple(i for i, p in enumerate(params) if p.name in spec.differentiable) if spec.returns == "scalar" else ()
     for i in grad:
         args[i].requires_grad_(True)
     return Call(function, args, grad=grad, names=tuple(p.name for p in params),
-                shape=config.current().contract[function].shapes(args))
+                shape=spec.shapes(args))
 
 
 def draw_arguments(params: list[Parameter], seed: str, dtype: torch.dtype = torch.float64) -> tuple:
@@ -50,7 +50,7 @@ def draw_arguments(params: list[Parameter], seed: str, dtype: torch.dtype = torc
 
 
 def twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
-    """A fresh input like a shown one: the same shapes, dtype and settings, new tensor values (Lab.twin)."""
+    """A fresh input like a shown one: the same shapes, dtype, masks and settings, new tensor values (Lab.twin)."""
     g = torch.Generator().manual_seed(1000 + position)
     fresh = tuple(_fresh(p, a, g) if isinstance(a, torch.Tensor) else a for p, a in zip(parameters(function), args))
     return fresh, dict(kwargs)
@@ -83,6 +83,6 @@ def _mask(shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype) -> tor
 
 
 def _fresh(p: Parameter, shown: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    if p.kind == "mask":
-        return _mask(tuple(shown.shape), g, shown.dtype)
+    if p.kind == "mask":  # the shown mask: a twin has the shown example's layout, so it tells what the example tells
+        return shown.clone()
     return torch.randn(tuple(shown.shape), generator=g, dtype=shown.dtype).requires_grad_(shown.requires_grad)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from autograder.checks import contract_tests
 from autograder.domain_spec import Parameter
 from autograder.domains import draw_arguments
 from autograder.starter import strip_solutions
@@ -140,10 +141,10 @@ def describe(name: str, fn: types.FunctionType) -> dict:
     grads = torch.autograd.grad(out.sum(), [a for a, p in zip(args, params) if p.kind == "tensor"],
                                 allow_unused=True) if out.requires_grad else ()
     tensors = iter(grads)
-    for p in params:
-        if p.kind == "tensor" and next(tensors, None) is None:
-            domain[p.name] += " const"
+    differentiable = [p.name for p in params if p.kind == "tensor" and next(tensors, None) is not None]
     entry = {"part": name, "parameters": list(domain), "returns": returns, "domain": domain}
+    if differentiable:
+        entry["differentiable"] = differentiable
     masks = [p.name for p in params if p.kind == "mask" and (p.name == "mask" or p.name.endswith("_mask"))]
     if masks and returns.startswith("like "):
         entry["mask"] = masks[0]
@@ -190,11 +191,16 @@ def grading_yaml(lab: str, title: str, file_name: str, contract: dict) -> str:
         lines += [f"  {name}:", f"    part: {entry['part']}", f"    parameters: [{', '.join(entry['parameters'])}]",
                   f"    returns: {entry['returns']}"]
         lines += [f"    mask: {entry['mask']}"] if "mask" in entry else []
+        lines += [f"    differentiable: [{', '.join(entry['differentiable'])}]"] if "differentiable" in entry else []
         lines += ["    domain:"] + [f"      {p}: {spec}" for p, spec in entry["domain"].items()]
     lines += ["", "tests:"]
-    for entry in contract.values():
-        lines += [f"  {entry['part']}.known_values: {{points: 5, inputs_visibility: visible}}",
-                  f"  {entry['part']}.matches_reference: {{points: 10}}"]
+    for name, entry in contract.items():
+        part = entry["part"]
+        derived = [contract_tests.dtype_test_id(part, name),  # the contract's own tests (checks/contract_tests.py)
+                   *(contract_tests.grad_test_id(part, name, p) for p in entry.get("differentiable", []))]
+        lines += [f"  {part}.known_values: {{points: 5, inputs_visibility: visible}}",
+                  f"  {part}.matches_reference: {{points: {10 - len(derived)}}}"]
+        lines += [f"  {test}: {{points: 1}}" for test in derived]
     return "\n".join(lines + ["", "e2e: {}", ""])
 
 
@@ -209,9 +215,7 @@ def known_values_py(functions: dict[str, types.FunctionType], contract: dict) ->
            "from autograder.checks import Context, check", "from autograder.checks.tools import call, public", ""]
     for name, fn in functions.items():
         entry = contract[name]
-        params = [Parameter.parse(p, s) for p, s in entry["domain"].items()]
-        args = tuple(torch.round(a * 4) / 4 if isinstance(a, torch.Tensor) and p.kind == "tensor" else a
-                     for a, p in zip(draw_arguments(params, f"{name}:shown"), params))
+        args = telling_example(name, fn, [Parameter.parse(p, s) for p, s in entry["domain"].items()])
         expected = fn(*args).detach()
         names = tuple(entry["parameters"])
         out += ["", f'@check("{entry["part"]}.known_values", "{name} on a worked example", functions=("{name}",))',
@@ -221,6 +225,23 @@ def known_values_py(functions: dict[str, types.FunctionType], contract: dict) ->
                 f"shape={tuple(expected.shape)!r})",
                 f"    answer.expect_close(ctx, answer.value, {_literal(expected)}, \"the value on this example\")", ""]
     return "\n".join(out)
+
+
+def telling_example(name: str, fn: types.FunctionType, params: list[Parameter]) -> tuple:
+    """A worked example (quarter-rounded values) that tells the reference from an input-blind answer: every size at
+    least 2, each mask holding 0s and 1s, and the reference's answer unlike zeros, ones and every argument echoed."""
+    for seed in range(500):
+        args = tuple(torch.round(a * 4) / 4 if isinstance(a, torch.Tensor) and p.kind == "tensor" else a
+                     for a, p in zip(draw_arguments(params, f"{name}:shown:{seed}"), params))
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        masks = [a for a, p in zip(args, params) if p.kind == "mask"]
+        if any(min(a.shape, default=2) < 2 for a in tensors) or any(m.min() == m.max() for m in masks):
+            continue
+        out = fn(*args).detach()
+        blind = [torch.zeros_like(out), torch.ones_like(out), *(a for a in tensors if a.shape == out.shape)]
+        if all(not torch.allclose(out.to(b.dtype), b) for b in blind):
+            return args
+    raise NewLabError(f"{name}: no drawn example tells its answer from an input-blind one: check its domain")
 
 
 def _literal(value: object) -> str:

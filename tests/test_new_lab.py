@@ -31,8 +31,9 @@ def test_the_template_makes_a_lab_whose_grading_yaml_holds_only_what_it_decides(
     assert cfg.contract["masked_mean"].returns == "scalar" and cfg.contract["scale"].returns == "like x"
     assert cfg.contract["masked_mean"].domain == {"x": "tensor B T", "mask": "mask B T"}
     assert cfg.contract["scale"].domain == {"x": "tensor B T", "factor": "float 0.5..4"}
-    assert set(cfg.tests) == {f"{f}.{t}" for f in ("masked_mean", "scale") for t in ("known_values",
-                                                                                     "matches_reference")}
+    assert set(cfg.tests) == {f"{f}.{t}" for f in ("masked_mean", "scale")
+                              for t in ("known_values", "matches_reference", f"{f}_dtype", f"{f}_grad_x")}
+    assert cfg.contract["masked_mean"].differentiable == ("x",) and sum(t.points for t in cfg.tests.values()) == 30
     raw = (tmp_path / "demo" / "grading.yaml").read_text()
     assert not re.search(r"^(hypothesis|limits|calibration|batch):", raw, re.M)  # the engine's defaults apply
     starter = (tmp_path / "demo" / "assignment" / "lab.py").read_text()
@@ -47,6 +48,7 @@ def test_the_domain_comes_from_types_and_docstrings(tmp_path):
     write_lab(tmp_path / "lab", reference.read_text(), "ret.py")
     spec = config.load(tmp_path / "lab" / "grading.yaml").contract["ret"]
     assert spec.domain == {"r": "tensor B T", "done": "mask B T", "gamma": "float 0.8..0.99", "k": "int 1..8"}
+    assert spec.differentiable == ("r",)
     assert spec.returns == "rows of r"
 
 
