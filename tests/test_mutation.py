@@ -15,6 +15,7 @@ import pytest
 
 from autograder.paths import ROOT
 
+pytest.importorskip("mutmut", reason="mutmut (pyproject's dev extra) makes the mutants: pip install -e '.[dev]'")
 TOYLAB, LAB13 = ROOT / "tests" / "toylab", ROOT / "labs" / "lab13"
 
 
