@@ -4,7 +4,8 @@
                                             exactly the files the notebook's introduction names
     nbgrader autograde lab12             -> every test cell passes exactly when the grader's public test of
                                             that id passes on the same notebook (same points): the reference
-                                            gets 25/25, the issue's two mistakes lose those two tests, the starter 0
+                                            gets 25/25, the mistakes lose bt_stable (their float32 slip costs
+                                            the hidden dtype test, graded at submission), the starter 0
     self_check.py / run_experiments.py   -> work in the released folder, which has only the notebook
     grade-all + generate_feedback        -> the feedback page carries the grader's report
 """
@@ -124,9 +125,10 @@ def test_autograde_gives_each_test_cell_the_graders_verdict_and_points(course, g
     assert float(rows["starter"]["score"]) == 0
     grader = {t.id: t.passed for t in grade(graded["mistakes"], mode="self_check").tests}
     assert set(grader) == set(public)
-    assert [t for t, ok in grader.items() if not ok] == ["rm_loss.bt_stable", "kl.shaped_known_values"]
-    assert float(rows["mistakes"]["score"]) == visible - public["rm_loss.bt_stable"]["points"] \
-        - public["kl.shaped_known_values"]["points"]
+    # the float32 slip of shaped_rewards is right at the precision it returns: the contract's dtype test (hidden,
+    # graded at submission) is the one it costs, not the public known values (issue 29, proportion)
+    assert [t for t, ok in grader.items() if not ok] == ["rm_loss.bt_stable"]
+    assert float(rows["mistakes"]["score"]) == visible - public["rm_loss.bt_stable"]["points"]
     autograded = cells(course / "autograded" / "mistakes" / "lab12" / "rlhf.ipynb")
     outputs = {grade_id(c): json.dumps(c["outputs"]) for c in autograded
                if c["metadata"].get("nbgrader", {}).get("grade")}
