@@ -58,11 +58,18 @@ def cfg():
     return config.load()
 
 
-@pytest.fixture
-def arena(monkeypatch):
-    """A private temp root for the children's folders (so survivors can be found), removed afterwards."""
+def new_arena() -> Path:
+    """A private temp root for the children's folders (so survivors can be found): searchable by the
+    sandbox's uid, as the grader's preflight requires at every level."""
     root = Path(tempfile.mkdtemp(prefix="autograder-adv-"))
     root.chmod(0o755)
+    return root
+
+
+@pytest.fixture
+def arena(monkeypatch):
+    """new_arena(), removed afterwards."""
+    root = new_arena()
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))
     yield root
     remove_tree(root)
@@ -290,7 +297,7 @@ def test_bad_frames_as_answers_fail_those_calls_only(tmp_path, arena, cfg):
 @pytest.fixture(scope="module")
 def zeros_score(tmp_path_factory, cfg):
     """What an honest compute_gae returning zeros scores (it does pass the padding test, honestly)."""
-    root = Path(tempfile.mkdtemp(prefix="autograder-adv-"))
+    root = new_arena()
     try:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(sandbox, "CHILD_ROOT", str(root))
