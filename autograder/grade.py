@@ -51,8 +51,8 @@ class GraderError(Exception):
 
 
 def select(test_ids: list[str], only: set[str] | None) -> list[str]:
-    """The tests whose first tag (the part, or "e2e") is in `only` (all when `only` is empty)."""
-    return [t for t in test_ids if not only or t.split(".")[0] in only]
+    """The tests whose first tag (the part, or "e2e") or whose id is in `only` (all when `only` is empty)."""
+    return [t for t in test_ids if not only or t.split(".")[0] in only or t in only]
 
 
 def runnable_tests(cfg: config_mod.Config, mode: Mode) -> list[str]:

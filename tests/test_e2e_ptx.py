@@ -10,9 +10,9 @@ from autograder import bank, config
 from autograder import e2e as e2e_mod
 from autograder.paths import use_world
 from autograder.reference import load_reference
+from autograder.validity import derived_nulls
 from autograder.validity.calibration import seeded
 from autograder.validity.entries import contract_with
-from lab12.nulls import NULLS, null_source
 
 PPO_FUNCTIONS = ("compute_gae", "ppo_policy_loss", "ppo_value_loss", "kl_estimate", "shaped_rewards")
 
@@ -41,7 +41,7 @@ def test_ptx_fails_ppo_pieces_that_return_zeros():
     """PPO pieces returning zeros with the graph kept: only the SFT loss trains, which alone wins ~0.48 accuracy."""
     training, reference = _training(), load_reference()
     null = types.ModuleType("null")
-    exec(null_source(NULLS["zeros_graph"]), null.__dict__)
+    exec(derived_nulls.source(derived_nulls.by_name("zeros_graph")), null.__dict__)
     parts = training.Parts.from_module(reference).replace(**{fn: getattr(null, fn) for fn in PPO_FUNCTIONS})
     verdicts = _verdicts(parts, 0)
     assert verdicts["kl_penalty"] and verdicts["ptx"].startswith("the same PPO run without ptx"), verdicts

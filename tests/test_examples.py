@@ -149,6 +149,26 @@ def test_state_the_purity_sample_meets_fails_as_inconsistent(monkeypatch):
     assert finding(check, _stateful_gae(wrong_call=1), False, monkeypatch)[:2] == ("error", "inconsistent")
 
 
+@pytest.mark.parametrize("shrink", [True, False])
+def test_without_shrinking_a_failure_is_the_same_failure_unshrunk(shrink, monkeypatch):
+    """validate's nulls (examples.SHRINK off): the shipped example's failure is raised with no live run; the
+    check fails either way, so no score depends on shrinking."""
+    ctx = local_context(load_reference(), load_reference())
+    strategy = examples.st.integers(0, 9)
+    monkeypatch.setitem(examples.DRAWN, examples.example_key(__name__, strategy, ctx.hypothesis["max_examples"]),
+                        [0, 7, 8])
+    monkeypatch.setattr(examples, "SHRINK", shrink)
+    live = []
+    monkeypatch.setattr(examples.tools, "for_all", lambda *args: live.append(args))
+
+    def body(example):
+        if example >= 7:
+            raise CheckFailed(f"fails on {example}")
+    with pytest.raises(CheckFailed, match="fails on 7"):
+        examples.for_all(ctx, strategy, body)
+    assert bool(live) == shrink
+
+
 def test_a_failure_on_a_chosen_example_is_reported(monkeypatch):
     ctx = local_context(load_reference(), load_reference())
     monkeypatch.setitem(examples.DRAWN, "chosen a function", [1, "chosen"])

@@ -14,8 +14,7 @@ from autograder.outcome import Finding, scored
 from autograder.paths import REFERENCE
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError, parameter_names
-from autograder.validity import local
-from lab12 import nulls
+from autograder.validity import derived_nulls, local
 from lab12.checks.hidden import fresh
 
 PUBLIC = [c for c in checks.load_all().values() if c.run.__module__.startswith("lab12.checks.public")]
@@ -78,7 +77,7 @@ def test_a_tie_stays_a_tie():
 
 def test_the_memorised_null_passes_the_self_check_and_fails_every_public_check():
     reference = load_reference()
-    module = local.module_from_source(nulls.null_source(nulls.NULLS["memorized"]), "null_memorized")
+    module = local.module_from_source(derived_nulls.source(derived_nulls.by_name("memorized")), "null_memorized")
     for check in PUBLIC:
         check.run(Context(sub=local.LocalSubmission(module), ref=None, hypothesis=config.load().hypothesis))
         with pytest.raises((CheckFailed, SubmissionError)) as raised:
@@ -121,7 +120,7 @@ def test_the_self_check_says_it_ran_the_shown_inputs_only():
 @pytest.mark.slow
 def test_a_full_grade_fails_the_memorised_null_and_keeps_the_twins_input_private(tmp_path):
     path = tmp_path / "rlhf.py"
-    path.write_text(nulls.null_source(nulls.NULLS["memorized"]))
+    path.write_text(derived_nulls.source(derived_nulls.by_name("memorized")))
     assert grade(path, only={"gae"}, mode="self_check").score == 4
     full = grade(path, only={"gae"})
     known = next(t for t in full.tests if t.id == "gae.known_values")

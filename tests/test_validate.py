@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from autograder import bank, checks, config
-from autograder.checks import CheckFailed
+from autograder.checks import CheckFailed, examples
 from autograder.commands import validate
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError
@@ -35,15 +35,17 @@ def test_one_part_validates(capsys):
     entries = first_entries("gae")
     if not entries:
         pytest.skip("the bank has no gae entries yet")
-    assert run("--parts", "gae", "--elsewhere-examples", "0", "--no-nulls", "--no-coverage",
+    assert run("--parts", "gae", "--elsewhere-examples", "0", "--no-nulls", "--no-mutants", "--no-coverage",
                "--entries", ",".join(entries)) == 0
     out = capsys.readouterr().out
     assert "mutation score" in out and "every expectation holds" in out
 
 
 @pytest.mark.parametrize("part", PARTS)
-def test_null_submissions_score_nothing_in_any_check_of_the_part(part):
-    """In-process (no sandbox): every check of the part fails every null submission."""
+def test_null_submissions_score_nothing_in_any_check_of_the_part(part, monkeypatch):
+    """In-process (no sandbox): every check of the part fails every null submission (unshrunk, as validate
+    grades a null: its scores alone are judged)."""
+    monkeypatch.setattr(examples, "SHRINK", False)
     reference = load_reference()
     for null in nulls.NULLS.values():
         module = local.module_from_source(nulls.null_source(null), f"null_{null.name}")
@@ -142,8 +144,29 @@ def test_with_e2e_every_null_and_variant_is_graded_on_the_e2e_tests_too():
     nulls_and_variants = [s for s in subjects.values() if s.kind in ("null", "variant")]
     derived = derived_nulls.nulls()  # the engine's, from the contract, and the lab's own
     assert len([s for s in nulls_and_variants if s.kind == "null"]) == len(nulls.NULLS) + len(derived)
-    assert all("e2e" in s.only for s in nulls_and_variants)
+    e2e_tests = {f"e2e.{name}" for name in config.load().e2e}
+    for s in nulls_and_variants:  # every e2e test, or (an echo) each one training with a function it echoes in
+        assert "e2e" in s.only or (s.elsewhere_as and set(s.only) & e2e_tests), s
     assert "e2e" not in subjects["starter"].only
+
+
+def test_an_echo_null_is_graded_where_it_answers_otherwise_than_zeros():
+    """derived.echo_P answers as derived.zeros in every function without P: graded only on the parts of functions
+    taking P and the e2e tests training them, the rest shown as "=zeros" (the same answers give the same grade)."""
+    cfg = config.load()
+    subjects = {s.label: s for s in val.subjects_for(PARTS, PARTS, e2e_outcomes={}, mutants=False)}
+    for null in derived_nulls.nulls():
+        s = subjects[f"derived.{null.name}"]
+        if null.rule != "echo":
+            assert s.only == (*PARTS, "e2e") and not s.elsewhere_as
+            continue
+        parts = {fn.part for fn in cfg.contract.values() if null.argument in fn.parameters}
+        assert s.elsewhere_as == "derived.zeros" and set(s.only) == parts | {
+            f"e2e.{n}" for n, spec in cfg.e2e.items() if parts & set(spec.parts)}
+    echo = subjects["derived.echo_r_better"]
+    outcome = val.Outcome(echo, [val.TestOutcome("rm_loss.matches_reference", ["rm_loss"], 0, 5, "", "x")], 1.0)
+    row = validate.format_null_table(["rm_loss", "gae"], [outcome]).splitlines()[2].split()
+    assert row == ["derived.echo_r_better", "0/5", "=zeros"]
     assert not any("e2e" in s.only for s in val.subjects_for(PARTS, PARTS) if s.kind in ("null", "variant"))
 
 

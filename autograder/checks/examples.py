@@ -51,6 +51,8 @@ DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.b
 DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
 SHIPPED: dict[str, list] | None = None  # key -> the shipped examples, once read (see _shipped)
 LIVE = False  # True: hypothesis draws in every check, the shipped examples unused (tests compare the two ways)
+SHRINK = True  # False: a shipped example's failure is raised as it is, no live run (validate's null submissions:
+               # only their scores are judged, and a failure's score does not depend on its shrinking)
 
 
 def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], chosen: str = "") -> None:
@@ -67,7 +69,8 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], Non
     else:
         failure = first_failure(listed, body)
         if failure is not None:
-            tools.for_all(ctx, strategy, body)
+            if SHRINK:
+                tools.for_all(ctx, strategy, body)
             raise failure
     for example in chosen_examples(chosen, listed) if chosen else ():
         body(copy.deepcopy(example))

@@ -217,7 +217,8 @@ def format_mutant_table(verdicts, outcomes) -> str:
 
 
 def format_null_table(parts: list[str], outcomes) -> str:
-    """Points of each null submission per part, and per e2e test when they ran (each must be 0)."""
+    """Points of each null submission per part, and per e2e test when they ran (each must be 0); "=zeros": not
+    graded there, where it answers exactly as derived.zeros (an echo, on the functions without its parameter)."""
     e2e = list(dict.fromkeys(t.id for o in outcomes for t in o.tests if t.tags[0] == "e2e"))
     columns = [(p, lambda t, p=p: t.tags[0] == p) for p in parts]
     columns += [(test.removeprefix("e2e."), lambda t, test=test: t.id == test) for test in e2e]
@@ -227,6 +228,7 @@ def format_null_table(parts: list[str], outcomes) -> str:
         cells = []
         for _, chosen in columns:
             mine = [t for t in o.tests if chosen(t)]
-            cells.append(f"{sum(t.score for t in mine):g}/{sum(t.max_score for t in mine):g}" if mine else "-")
+            same = "=" + o.subject.elsewhere_as.removeprefix("derived.") if o.subject.elsewhere_as else "-"
+            cells.append(f"{sum(t.score for t in mine):g}/{sum(t.max_score for t in mine):g}" if mine else same)
         lines.append(f"{o.subject.label:28}" + "".join(f" {c:>12}" for c in cells))
     return "\n".join(lines)

@@ -42,6 +42,8 @@ class Subject:
     elsewhere_examples: int = 0
     fails: str = ""             # mistakes: a check that must fail (bank.Entry.fails)
     says: str = ""              # mistakes: a word one of its failures must say (bank.Entry.says)
+    elsewhere_as: str = ""      # a null graded only where it answers otherwise: on the other tests it answers
+                                # exactly as this subject (its functions' code is the same there)
 
 
 @dataclass
@@ -107,8 +109,8 @@ def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: i
                 Subject("starter", "starter", None, None, chosen)]
     if nulls:
         from autograder.validity import derived_nulls
-        subjects += [Subject(f"derived.{n.name}", "null", None, f"derived.{n.name}", chosen + e2e)
-                     for n in derived_nulls.nulls()]
+        derived = [_derived_null(n, chosen, e2e_outcomes is not None) for n in derived_nulls.nulls()]
+        subjects += [s for s in derived if s.only]  # an echo of none of the chosen parts has nothing of its own
         subjects += [Subject(f"null.{name}", "null", None, name, chosen + e2e) for name in NULLS]
     if mutants:
         from autograder.validity import contract_mutants
@@ -128,16 +130,33 @@ def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: i
     return subjects
 
 
+def _derived_null(null, chosen: tuple[str, ...], e2e: bool) -> Subject:
+    """A derived null's subject. An echo answers exactly as `zeros` in every function without its parameter, so it
+    is graded only on the checks of the parts holding such a function and the e2e tests training with them
+    (derived.zeros covers the rest: the same answers give the same grade)."""
+    from autograder import config
+    label = f"derived.{null.name}"
+    if null.rule != "echo":
+        return Subject(label, "null", None, label, chosen + (("e2e",) if e2e else ()))
+    cfg = config.current()
+    echoed = {fn.part for fn in cfg.contract.values() if null.argument in fn.parameters}
+    tests = tuple(f"e2e.{name}" for name, spec in cfg.e2e.items() if echoed & set(spec.parts)) if e2e else ()
+    return Subject(label, "null", None, label, tuple(p for p in chosen if p in echoed) + tests,
+                   elsewhere_as="derived.zeros")
+
+
 def grade_subject(subject: Subject) -> Outcome:
     """Grade one subject (sandboxed, as a student's submission is)."""
     import dataclasses
     import time
 
     from autograder import config
+    from autograder.checks import examples
     from autograder.grade import grade
     from autograder.validity import hints
 
     started = time.monotonic()
+    shrink, examples.SHRINK = examples.SHRINK, subject.kind != "null"  # a null's scores alone are judged
     try:
         with tempfile.TemporaryDirectory(prefix="validate-") as tmp:
             if subject.kind == "reference":
@@ -166,6 +185,8 @@ def grade_subject(subject: Subject) -> Outcome:
                 results += grade(path, only=set(subject.elsewhere), cfg=few, plots=False).tests
     except Exception as exc:  # report it as this subject's problem, keep validating the others
         return Outcome(subject, [], time.monotonic() - started, f"{type(exc).__name__}: {exc}")
+    finally:
+        examples.SHRINK = shrink
     tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message, bool(t.finding.kind),
                          bool(t.finding.inputs), bool(t.finding.expected or t.finding.got)) for t in results]
     return Outcome(subject, tests, time.monotonic() - started, left_out=left_out, wrong_left_out=wrong)

@@ -1,10 +1,11 @@
-"""Lab 13's null family: whole submissions whose answers ignore their input. Each must score 0 in every
-check and fail every e2e test (`python -m autograder --lab labs/lab13 validate --e2e`).
+"""Lab 13's own null submissions, beyond the family the engine derives from the contract
+(autograder/validity/derived_nulls.py: constants, zeros with the graph kept, noise, each argument echoed,
+raising, the shown inputs memorised). Each must score 0 in every check and fail every e2e test
+(`python -m autograder --lab labs/lab13 validate --e2e`); tests/test_nulls_distinct.py fails on one that
+answers as a derived null.
 
-A null is one answer rule per contract function, the body of that function (its parameters in scope;
-`_fill(like, shape, c)` gives a tensor of the input's dtype): constants, zeros that keep the graph
-(training runs, nothing learns), an input echoed back, and losses that never look at the policy's
-log-probs.
+A null is one answer rule per contract function, the body of that function (its parameters in scope): the
+first input echoed (a sequence's first token), and losses that never look at the policy's log-probs.
 """
 
 from __future__ import annotations
@@ -22,24 +23,7 @@ class Null:
     bodies: dict[str, str]
 
 
-def _constant(c: str) -> dict[str, str]:
-    return {"group_advantages": f"_fill(rewards, rewards.shape, {c})",
-            "grpo_policy_loss": f"_fill(logp, (), {c})",
-            "sequence_logprob": f"_fill(token_logp, token_logp.shape[:1], {c})",
-            "dpo_loss": f"_fill(policy_chosen, (), {c})",
-            "ipo_loss": f"_fill(policy_chosen, (), {c})"}
-
-
 NULLS = {n.name: n for n in [
-    Null("zeros", "every answer 0 (of the right shape and dtype)", _constant("0.0")),
-    Null("ones", "every answer 1", _constant("1.0")),
-    Null("log2", "every answer log 2 (DPO's loss at a zero margin)", _constant("0.6931471805599453")),
-    Null("zeros_graph", "every answer 0 with the graph kept ((x * 0).sum()): the training runs, nothing learns", {
-        "group_advantages": "rewards * 0.0",
-        "grpo_policy_loss": "(logp * 0.0).sum()",
-        "sequence_logprob": "(token_logp * 0.0).sum(1)",
-        "dpo_loss": "(policy_chosen * 0.0).sum() + (policy_rejected * 0.0).sum()",
-        "ipo_loss": "(policy_chosen * 0.0).sum() + (policy_rejected * 0.0).sum()"}),
     Null("echo_first", "the first input echoed back (its mean where a scalar is due)", {
         "group_advantages": "rewards.clone()",
         "grpo_policy_loss": "logp.mean()",
@@ -58,9 +42,6 @@ NULLS = {n.name: n for n in [
 
 HELPERS = '''
 import torch
-
-def _fill(like, shape, c):
-    return torch.full(tuple(shape), c, dtype=like.dtype)
 '''
 
 

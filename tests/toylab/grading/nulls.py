@@ -1,4 +1,5 @@
-"""The toy lab's null submissions: answers that ignore their input must score 0 on every test."""
+"""The toy lab's own null submissions, beyond the family the engine derives from its contract (zeros, ones,
+echoes...): answers that ignore their input must score 0 on every test."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ class Null:
 
 
 NULLS = {n.name: n for n in [
-    Null("zeros", "every answer 0 (of the right shape)", {"masked_mean": "torch.zeros((), dtype=x.dtype)",
-                                                          "scale": "torch.zeros_like(x)"}),
     Null("identity", "returns its first input", {"masked_mean": "x.sum() * 0 + 1", "scale": "x"}),
 ]}
 
