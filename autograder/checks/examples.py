@@ -63,11 +63,12 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], Non
     A failure is never lost: on a shipped example's failure the live run draws it again and shrinks it;
     should the live run pass (a submission with state or randomness answers differently the second time),
     the shipped example's failure stands, unshrunk. A chosen example's failure is reported as it is."""
-    listed = examples(ctx, strategy, body.__module__)
-    if LIVE:
+    def listed() -> list:
+        return examples(ctx, strategy, body.__module__)
+    if LIVE:  # the draws are hypothesis's own: listing them would draw them all a second time
         tools.for_all(ctx, strategy, body)
     else:
-        failure = first_failure(listed, body)
+        failure = first_failure(listed(), body)
         if failure is not None:
             if SHRINK:
                 tools.for_all(ctx, strategy, body)
@@ -97,9 +98,9 @@ def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
     return DRAWN[key]
 
 
-def chosen_examples(function: str, listed: Sequence = ()) -> list:
+def chosen_examples(function: str, listed: Callable[[], Sequence] = list) -> list:
     """The lab's chosen examples of `function`, shipped (building the covering arrays costs ~0.5 s of CPU) or
-    built once: each distinct one once, none that repeats one of the draws `listed` (an example of a pure
+    built once: each distinct one once, none that repeats one of the draws `listed()` (an example of a pure
     function asked again only repeats its answer, and reaches no level its twin does not)."""
     from autograder import registry
 
@@ -108,7 +109,7 @@ def chosen_examples(function: str, listed: Sequence = ()) -> list:
     if shipped is not None:
         return shipped
     if key not in DRAWN:
-        seen = {json.dumps(encode(e)) for e in listed}
+        seen = {json.dumps(encode(e)) for e in listed()}
         DRAWN[key] = []
         for example in registry.lab().chosen_examples(function):
             code = json.dumps(encode(example))
