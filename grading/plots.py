@@ -12,7 +12,6 @@ import io
 import json
 from pathlib import Path
 
-
 BAND_FILE = Path(__file__).with_name("data") / "reference_band.json"
 LABELS = {"rm_score": "RM score", "gold": "gold score", "kl": "KL to SFT (nats)",
           "malformed": "malformed fraction", "accuracy": "arithmetic accuracy"}

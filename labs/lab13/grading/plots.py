@@ -12,7 +12,6 @@ import io
 import json
 from pathlib import Path
 
-
 BAND_FILE = Path(__file__).with_name("data") / "reference_band.json"
 LABELS = {"reward": "mean reward", "equal_groups": "fraction of all-equal groups", "length": "answer length",
           "loss": "loss", "margin": "margin (nats)", "chosen_logp_change": "chosen log-prob change (nats)"}
