@@ -325,10 +325,10 @@ def is_empty(path: Path) -> bool:
 
 
 def unwritten(path: Path, functions: tuple[str, ...] | list[str]) -> bool:
-    """True when the file (a .py) defines every contract function once, each a body that only raises
-    NotImplementedError (after its docstring): the blank starter's shape. Read with `ast`, never run, so it only
-    plans the grade (one lane: a second would start a child only to hear NotImplementedError); the calls decide
-    every score."""
+    """True when the file (a .py, or a notebook's converted code cells) defines every contract function once, each
+    a body that only raises NotImplementedError (after its docstring): the blank starter's shape. Read with `ast`,
+    never run, so it only plans the grade (one lane: a second would start a child only to hear
+    NotImplementedError); the calls decide every score."""
     try:
         tree = ast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):

@@ -101,7 +101,7 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
         finding = Finding(message=f"{found.path.name} holds no code (it is empty or only comments): nothing to grade",
                           kind="empty")
         return _not_run(found.name, chosen, cfg, started, bool(only), finding, "empty", "the file is empty")
-    if found.cells is None and unwritten(found.path, Contract.of(cfg).functions):
+    if unwritten(found.path, Contract.of(cfg).functions):  # a notebook's: its code cells, converted
         n_lanes = 1  # the blank starter: a second lane's child would only hear NotImplementedError (scores alike)
     work, trained = lanes.plan(chosen, n_lanes, e2e_runs(chosen, cfg))
 
