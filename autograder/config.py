@@ -253,6 +253,9 @@ class Config:
         return f"{self.source}:{self.lines[key]}" if key else self.source
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the same nodes and marks, ~10x less CPU
+
+
 @functools.lru_cache(maxsize=None)
 def current() -> Config:
     """The lab's grading.yaml as read once in this process: for the facts no grade changes (its contract, the
@@ -266,8 +269,8 @@ def load(path: Path = GRADING_YAML) -> Config:
     source = shown_path(path)
     try:
         text = path.read_text()
-        lines = _key_lines(yaml.compose(text))
-        raw = yaml.safe_load(text)
+        lines = _key_lines(yaml.compose(text, Loader=_LOADER))
+        raw = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (libyaml's when built with it)
     except OSError as exc:
         raise ConfigError(f"{source}: cannot be read ({exc.strerror})") from None
     except yaml.YAMLError as exc:

@@ -322,3 +322,29 @@ def is_empty(path: Path) -> bool:
         return False
     return kinds <= {tokenize.ENCODING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER,
                      tokenize.STRING, tokenize.INDENT, tokenize.DEDENT}
+
+
+def unwritten(path: Path, functions: tuple[str, ...] | list[str]) -> bool:
+    """True when the file (a .py, or a notebook's converted code cells) defines every contract function once, each
+    a body that only raises NotImplementedError (after its docstring): the blank starter's shape. Read with `ast`,
+    never run, so it only plans the grade (one lane: a second would start a child only to hear
+    NotImplementedError); the calls decide every score."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    defined = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    names = [node.name for node in defined]
+    return all(names.count(f) == 1 for f in functions) and all(
+        _only_raises_not_implemented(node) for node in defined if node.name in functions)
+
+
+def _only_raises_not_implemented(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"

@@ -32,7 +32,7 @@ from autograder import budget as budget_mod
 from autograder import checks, lanes, preflight, registry, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
-from autograder.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty
+from autograder.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty, unwritten
 from autograder.isolation import IsolationError
 from autograder.outcome import Finding, GradeResult, TestResult, grade_status, scored
 from autograder.reference import NoReference, load_reference
@@ -101,6 +101,8 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
         finding = Finding(message=f"{found.path.name} holds no code (it is empty or only comments): nothing to grade",
                           kind="empty")
         return _not_run(found.name, chosen, cfg, started, bool(only), finding, "empty", "the file is empty")
+    if unwritten(found.path, Contract.of(cfg).functions):  # a notebook's: its code cells, converted
+        n_lanes = 1  # the blank starter: a second lane's child would only hear NotImplementedError (scores alike)
     work, trained = lanes.plan(chosen, n_lanes, e2e_runs(chosen, cfg))
 
     def result_of(results: list[TestResult], output: str) -> GradeResult:
@@ -153,7 +155,9 @@ def _run_lanes(found: Submission, work: list[list[str]], trained: set, cfg: conf
     """Run the lanes' tests; the second lane sends each run it trains, the first waits for those it reuses."""
     assert _BUDGET is not None
     if len(work) == 2 and work[1]:
-        with lanes.second_lane(both_train=_lanes_training(work, trained, cfg) == 2) as (pool, connection):
+        both_plot = plots and all(any(_plotted(t, cfg) for t in lane) for lane in work)
+        with lanes.second_lane(both_train=_lanes_training(work, trained, cfg) == 2, both_plot=both_plot) \
+                as (pool, connection):
             future = pool.submit(_second_lane, found, work[1], cfg, mode, plots)  # forked: it inherits _BUDGET
             inbox = _Inbox(connection)
             runs = _runs_from(inbox, future.done, trained)
@@ -178,6 +182,11 @@ def _lanes_training(work: list[list[str]], trained: set, cfg: config_mod.Config)
     tests = e2e.load_all() if any(t.startswith("e2e.") for t in work[0]) else {}
     first = {k for t in work[0] if t.startswith("e2e.") for k in tests[t[4:]].runs(cfg.e2e[t[4:]]) if k not in trained}
     return sum(any(repr(k) not in replayable for k in keys) for keys in (first, trained))
+
+
+def _plotted(test_id: str, cfg: config_mod.Config) -> bool:
+    """The test may draw plots: an e2e test whose outcome students see now (run_lane's rule)."""
+    return test_id.startswith("e2e.") and cfg.tests[test_id].visibility == "visible"
 
 
 def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[list[TestResult]], None]) -> None:

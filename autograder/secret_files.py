@@ -23,9 +23,10 @@ the interpreter and the venv on the development VM) and hashes only the few of a
 reused for SCAN_SECONDS, keyed by what it searched (the roots, the folders skipped, the secrets' sizes, times
 and inodes), as long as no folder it walked has changed (checking the ~29,000 folders' times costs ~0.1 s; a
 grade asks several times within seconds: a check younger than CHECKED_SECONDS stands):
-by the process (a grade-all or Dask worker grades many submissions), and by the next ones through CACHE
-(Gradescope's run_autograder checks, then grades: two processes; grade-all searches once before it starts
-its workers, which then only check the folders).
+by the process (a grade-all or Dask worker grades many submissions), and by the next ones through CACHE, a
+file per search (Gradescope's run_autograder checks, then grades: two processes; grade-all searches once before
+it starts its workers, which then only check the folders; grades of two labs, whose secrets differ, each keep
+their own search).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from autograder import paths
 MIN_BYTES = 64          # smaller files are not searched for (an empty __init__.py is everywhere)
 SCAN_SECONDS = 600.0    # how long a search's result is reused (by this process, or through CACHE)
 CHECKED_SECONDS = 10.0  # a search this process made or checked so recently is reused unchecked (within one grade)
-CACHE = paths.ROOT / ".cache" / "secret-copies.json"  # the last search, for the next process: hidden with the grader
+CACHE = paths.ROOT / ".cache" / "secret-copies"  # the searches, for the next processes: hidden with the grader
 PYC_HEADER = 16         # magic, flags, then the source's mtime and size (or its hash)
 GIT_IDX_MAGIC = b"\377tOc\0\0\0\2"  # a pack index, version 2
 
@@ -144,7 +145,7 @@ def _cached(digest: str) -> tuple[float, list[Copy], list[tuple[str, int, int]]]
     """(when, the copies, the folders walked) of a search made for the same secrets and roots by a process of
     this user less than SCAN_SECONDS ago, if not one folder it walked has changed since."""
     try:
-        fd = os.open(CACHE, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(_cache_file(digest), os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd) as f:
             info = os.fstat(f.fileno())
             if info.st_uid != os.geteuid() or info.st_mode & 0o022:  # only what this user wrote, and no other could
@@ -163,14 +164,23 @@ def _save(digest: str, when: float, found: list[Copy], folders: list[tuple[str, 
     data = {"key": digest, "time": when, "folders": folders,
             "copies": [[str(c.path), str(c.original)] for c in found]}
     try:
-        CACHE.parent.mkdir(mode=0o700, exist_ok=True)
-        partial = CACHE.with_name(f"{CACHE.name}.{os.getpid()}")
+        CACHE.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for old in CACHE.glob("*.json"):  # searches too old to be reused
+            if time.time() - old.lstat().st_mtime > SCAN_SECONDS:
+                old.unlink(missing_ok=True)
+        path = _cache_file(digest)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump(data, f)
-        os.replace(partial, CACHE)
+        os.replace(partial, path)
     except OSError:
         pass
+
+
+def _cache_file(digest: str) -> Path:
+    """The file of the search keyed `digest` (a sha256 in hex)."""
+    return CACHE / f"{digest[:32]}.json"
 
 
 def _search(roots: tuple[str, ...], skip: set[str], secrets: list[Path],

@@ -3,6 +3,7 @@
     sudo python benchmarks/container_bench.py                        # 0.5, 1 and 2 CPUs at 768 MB, median of 3
     python benchmarks/container_bench.py --conditions 0.5:768,2:512 --repeat 1 --bundle out/autograder.zip
     python benchmarks/container_bench.py --lab labs/lab13 --conditions 0.5:768 --repeat 1   # another lab's bundle
+    sudo python benchmarks/container_bench.py --conditions 0.5:768 --repeat 1 --record   # README's row (results.json)
 
 It builds the lab's bundle (`python -m autograder --lab DIR release`; default: the repository's lab) unless given
 one, unpacks it into a private /autograder layout (source/, submission/ with the lab's reference as the upload,
@@ -13,8 +14,10 @@ picks its container sandbox), the repository hidden, this project's .venv as /au
 The run sits in cgroup v1 groups of its own, nested in this process's: cpu (cpu.cfs_quota_us),
 cpuacct (CPU time) and memory (memory.limit_in_bytes, swap included). Printed per condition:
 wall time, CPU time (cpuacct.usage: every process of the run), peak memory (memory.max_usage_in_bytes),
-OOM kills (memory.oom_control), processes left in the group after run_autograder returned, the score
-and the isolation level the grade reported. Needs root and writable cgroup v1 cpu, cpuacct and memory.
+OOM kills (memory.oom_control), processes left in the group after run_autograder returned, the score,
+the isolation level the grade reported, and the load average before and after (what else the machine ran).
+`--record` writes the first condition's runs to benchmarks/results.json as the case "lab12-reference-docker"
+(README.md quotes it: benchmarks/grade_bench.py --render). Needs root and writable cgroup v1 cpu, cpuacct and memory.
 
 `--control` also runs, under each condition's quota, the bare e2e compute of benchmarks/floor_bench.py (no
 sandbox, no grader): on a virtual machine a CPU quota can itself inflate CPU time (throttled vCPUs come
@@ -40,6 +43,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 import docker_level  # noqa: E402 - the Docker level the sandbox tests use: no CAP_SYS_ADMIN, Docker's seccomp
+import results_file  # noqa: E402
 from cgroup_v1 import Groups  # noqa: E402
 
 
@@ -52,6 +56,15 @@ class Outcome:
     survivors: int       # processes still in the cgroup once run_autograder returned
     score: str
     isolation: str
+    load_before: float = 0.0  # the 1-minute load average before the run and after it
+    load_after: float = 0.0
+
+    def row(self) -> dict:
+        """The run as results.json holds it (benchmarks/results_file.py)."""
+        score = float(self.score) if self.score.replace(".", "", 1).isdigit() else self.score
+        return {"wall": round(self.wall, 2), "cpu": round(self.cpu, 2), "peak_mb": round(self.peak_mb),
+                "oom_kills": self.oom_kills, "load_before": self.load_before, "load_after": self.load_after,
+                "score": score, "survivors": self.survivors, "isolation": self.isolation}
 
 def build_bundle(out: Path, lab: Path) -> Path:
     run = subprocess.run([sys.executable, "-m", "autograder", "--lab", str(lab), "release", "--out", str(out)],
@@ -78,6 +91,7 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
         try:
             argv, fd = docker_level.command(["/autograder/run_autograder"], hide=["/work"],
                                             binds={str(home): "/autograder", str(venv): "/autograder/venv"})
+            load = results_file.loads()
             started = time.monotonic()
             with open(log, "w") as out:
                 subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, pass_fds=(fd,), preexec_fn=groups.enter,
@@ -92,7 +106,7 @@ def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb:
         score, isolation = read_results(home / "results" / "results.json", log)
         if (home / "results" / "results.json").exists():  # per-test times, for the record
             shutil.copy(home / "results" / "results.json", log.with_suffix(".results.json"))
-    return Outcome(wall, cpu, peak, oom, survivors, score, isolation)
+    return Outcome(wall, cpu, peak, oom, survivors, score, isolation, load, results_file.loads())
 
 
 def control_cpu(cpus: float, memory_mb: int) -> float:
@@ -131,6 +145,8 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv", help="mounted as /autograder/venv")
     parser.add_argument("--logs", type=Path, help="where each run's log goes (default: a folder per lab in /tmp)")
     parser.add_argument("--control", action="store_true", help="also the bare e2e compute under each quota")
+    parser.add_argument("--record", action="store_true", help="write the first condition's runs to results.json "
+                        "(the repository's lab, its reference, replayed)")
     args = parser.parse_args()
     missing = docker_level.available()
     if missing:
@@ -146,7 +162,7 @@ def main() -> int:
               f"start; logs in {logs}")
         print(f"{'CPUs':>5} {'MB':>5} {'run':>4} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'OOM':>4} "
               f"{'left':>4}  score  isolation")
-        for condition in args.conditions.split(","):
+        for n, condition in enumerate(args.conditions.split(",")):
             cpus, memory_mb = float(condition.split(":")[0]), int(condition.split(":")[1])
             runs = []
             for i in range(args.repeat):
@@ -159,6 +175,10 @@ def main() -> int:
                   f"{statistics.median(r.cpu for r in runs):7.1f} {statistics.median(r.peak_mb for r in runs):8.0f} "
                   f"{sum(r.oom_kills for r in runs):4d} {sum(r.survivors for r in runs):4d}  "
                   f"(median of {len(runs)}; load average {os.getloadavg()[0]:.1f})", flush=True)
+            if args.record and n == 0 and args.lab == ROOT and not args.trained and not args.submission:
+                results_file.record("lab12-reference-docker", f"Lab 12 Gradescope bundle, Docker level, {cpus:g} CPU / "
+                                    f"{memory_mb} MB", [r.row() for r in runs])
+                print("recorded in benchmarks/results.json")
             if args.control:
                 print(f"{cpus:5g} {memory_mb:5d} bare e2e compute (no grader) under this quota: "
                       f"{control_cpu(cpus, memory_mb):.1f} s CPU", flush=True)

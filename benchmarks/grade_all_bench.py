@@ -3,6 +3,7 @@
     python benchmarks/grade_all_bench.py                      # 20 mixed submissions, 100 for the rerun
     python benchmarks/grade_all_bench.py --students 0 --rerun-students 100  # only the rerun
     python benchmarks/grade_all_bench.py --students 0 --rerun-students 0 --full 10  # 10 full grades, 2 workers
+    sudo python benchmarks/grade_all_bench.py --students 0 --rerun-students 0 --full 20 --record  # README's row
 
 A mixed class cycles through: correct (the reference), blank (the starter), partly done (the
 reference with one function raising NotImplementedError), a mistake (the reference with the GAE
@@ -11,7 +12,10 @@ Each submission gets a distinct comment line, so every one is graded. The throug
 `--only` (property tests, default gae,kl): a full grade with the end-to-end tests takes minutes per
 submission. Printed: seconds and submissions per minute per worker count, their ratio, the rerun's
 seconds and whether it imported torch, and the peak resident memory of a worker (the judge) and of
-the largest sandboxed child, from the records the workers send back.
+the largest sandboxed child, from the records the workers send back. The full grades run in cgroup v1 groups of
+their own when this runs as root (benchmarks/cgroup_v1.py: the CPU of the whole process tree, sandboxed
+children included, and its peak memory; else the CPU of the workers rusage sees), with the load average before
+and after; `--record` writes them to benchmarks/results.json as the case "grade-all-full" (README.md quotes it).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import results_file  # noqa: E402
+from cgroup_v1 import Groups, available  # noqa: E402
+
 REFERENCE, STARTER = ROOT / "solutions" / "rlhf.py", ROOT / "assignment" / "rlhf.py"
 FUNCTIONS = ("bradley_terry_loss", "ranking_loss", "compute_gae", "ppo_policy_loss", "ppo_value_loss",
              "kl_estimate", "shaped_rewards")
@@ -61,11 +69,11 @@ def make_class(folder: Path, n: int) -> None:
         path.write_text(notebook(text) if name.endswith(".ipynb") else text)
 
 
-def grade_all(submissions: Path, out: Path, *args: str) -> float:
-    """Wall seconds of one `grade-all` run (its CPU time goes to RUSAGE_CHILDREN)."""
+def grade_all(submissions: Path, out: Path, *args: str, groups: Groups | None = None) -> float:
+    """Wall seconds of one `grade-all` run (its CPU time goes to RUSAGE_CHILDREN, and to `groups`)."""
     started = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "autograder", "grade-all", str(submissions), "--out", str(out), *args],
-                         cwd=ROOT, capture_output=True, text=True)
+                         cwd=ROOT, capture_output=True, text=True, preexec_fn=groups.enter if groups else None)
     if run.returncode != 0:
         sys.exit(f"grade-all failed:\n{run.stderr}")
     return time.monotonic() - started
@@ -87,7 +95,8 @@ def main() -> int:
     parser.add_argument("--rerun-students", type=int, default=100, help="size of the rerun class (0: skip)")
     parser.add_argument("--rerun-only", default="gae", help="tests used to grade the rerun class once")
     parser.add_argument("--full", type=int, default=0,
-                        help="also grade this many copies of the reference in full with 2 workers (issue 14: 10)")
+                        help="also grade this many copies of the reference in full with 2 workers (issue 30: 20)")
+    parser.add_argument("--record", action="store_true", help="write the full grades' figures to results.json")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="lab12-bench-") as tmp:
@@ -97,7 +106,7 @@ def main() -> int:
         if args.rerun_students:
             rerun(tmp, args.rerun_students, args.rerun_only)
         if args.full:
-            full(tmp, args.full)
+            full(tmp, args.full, args.record)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
@@ -121,19 +130,35 @@ def throughput(tmp: Path, students: int, only: str) -> None:
           f"largest sandboxed child: {max(r['child_peak_mb'] for r in peak):.0f} MB")
 
 
-def full(tmp: Path, students: int) -> None:
+def full(tmp: Path, students: int, record: bool = False) -> None:
     """Full grades (the e2e tests included) of copies of the reference, 2 workers (one judge lane each)."""
     for i in range(students):
         path = tmp / "full" / f"student{i:03d}" / "rlhf.py"
         path.parent.mkdir(parents=True)
         path.write_text(REFERENCE.read_text() + f"\n# student {i}\n")
-    cpu = children_cpu()
-    seconds = grade_all(tmp / "full", tmp / "outfull", "--workers", "2")
-    cpu = children_cpu() - cpu
+    groups = None if available() else Groups(f"grade-all-bench-{os.getpid()}-{time.monotonic_ns()}")
+    load, cpu, peak, oom = results_file.loads(), children_cpu(), 0.0, 0
+    try:
+        seconds = grade_all(tmp / "full", tmp / "outfull", "--workers", "2", groups=groups)
+        cpu = children_cpu() - cpu
+        if groups is not None:
+            cpu, peak, oom = groups.read()
+    finally:
+        if groups is not None:
+            groups.remove()
     done = records(tmp / "outfull")
     scores = sorted({r.get("score") for r in done}, key=str)
-    print(f"2 workers: {students} full grades in {seconds:.1f} s = {len(done) / seconds * 60:.1f} grades/min "
-          f"(target >= 4); CPU {cpu:.0f} s ({cpu / students:.1f} s a grade); scores {scores}")
+    rate = len(done) / seconds * 60
+    print(f"2 workers: {students} full grades in {seconds:.1f} s = {rate:.1f} grades/min (target >= 15); "
+          f"CPU {cpu:.0f} s ({cpu / students:.1f} s a grade, {'the whole tree' if groups else 'rusage'}); "
+          f"peak {peak:.0f} MB; scores {scores}; load {load:.1f}-{results_file.loads():.1f}")
+    if record and groups is not None:
+        results_file.record("grade-all-full", f"`grade-all`, {students} replayed full grades of Lab 12's reference, "
+                            "2 workers", [{"wall": round(seconds, 2), "cpu": round(cpu, 2), "peak_mb": round(peak),
+                                           "oom_kills": oom, "load_before": load, "load_after": results_file.loads(),
+                                           "score": scores[0] if len(scores) == 1 else str(scores),
+                                           "per_minute": round(rate, 2)}])
+        print("recorded in benchmarks/results.json")
 
 
 def rerun(tmp: Path, students: int, only: str) -> None:

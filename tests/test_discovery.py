@@ -22,6 +22,7 @@ from autograder.discovery import (
     choose,
     find_submission,
     top_level_names,
+    unwritten,
 )
 from autograder.paths import ASSIGNMENT, REFERENCE, STARTER
 
@@ -137,3 +138,28 @@ def test_the_self_check_refuses_with_the_same_sentence(tmp_path):
     folder = write(tmp_path / "up", {"a_old.py": SOLVED, "z_final.py": SOLVED})
     with pytest.raises(GraderError, match="rename the one to grade to rlhf.py"):
         grade(folder, mode="self_check")
+
+
+def test_unwritten_is_the_blank_starters_shape_read_without_running_it(tmp_path):
+    """Every contract function defined once, each only raising NotImplementedError (docstring allowed): the
+    grade plans one lane for it (autograder/grade.py); anything else, or a file that does not parse, is not."""
+    functions = CONTRACT.functions
+    assert unwritten(STARTER, functions)
+    assert not unwritten(REFERENCE, functions)
+    starter = STARTER.read_text()
+    cases = {
+        "one written": starter.replace(f'raise NotImplementedError("{functions[0]} is not implemented yet")',
+                                       "return 0", 1),
+        "one missing": starter.replace(f"def {functions[0]}(", "def renamed(", 1),
+        "defined twice": starter + f"\n\ndef {functions[0]}(*args):\n    raise NotImplementedError\n",
+        "another exception": starter.replace("raise NotImplementedError(", "raise ValueError(", 1),
+        "no parse": starter + "\ndef (:\n",
+    }
+    for name, source in cases.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.py"
+        path.write_text(source)
+        assert not unwritten(path, functions), name
+    bare = tmp_path / "bare.py"
+    bare.write_text("".join(f"def {f}(*args):\n    \"\"\"doc\"\"\"\n    raise NotImplementedError\n\n"
+                            for f in functions))
+    assert unwritten(bare, functions)

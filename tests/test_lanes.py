@@ -3,13 +3,15 @@ trains, a run reused across lanes trained once and passed over, and the same fin
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from autograder import config, e2e, lanes, registry
-from autograder.grade import _lanes_training, e2e_runs, grade
-from autograder.paths import REFERENCE
+from autograder.grade import _lanes_training, _plotted, e2e_runs, grade
+from autograder.paths import REFERENCE, STARTER
 
 CFG = config.load()
 IDS = list(CFG.tests)
@@ -38,6 +40,32 @@ def test_a_grade_without_plots_makes_none_and_the_lab_plots_again_after():
     with registry.without_plots():
         assert registry.lab().plot("kl_penalty", {"run": [{"gold": 0.5}]}, ("gold",)) == []
     assert registry.lab() is lab
+
+
+def test_the_blank_starter_is_graded_on_one_lane(monkeypatch):
+    """A second lane would start a child only to hear NotImplementedError (findings alike: two lanes find what
+    one finds); the reference keeps two."""
+    planned = []
+
+    def plan(test_ids, n_lanes, runs):
+        planned.append(n_lanes)
+        raise RuntimeError("planned")
+    monkeypatch.setattr(lanes, "plan", plan)
+    monkeypatch.setattr(lanes, "lane_count", lambda wanted=None: 2)
+    for path in (STARTER, REFERENCE):
+        with pytest.raises(RuntimeError, match="planned"):
+            grade(path, cfg=CFG, mode="self_check")
+    assert planned == [1, 2]
+
+
+def test_the_lab_imports_no_matplotlib_until_a_lane_plots():
+    """Plots import matplotlib (~0.5 s of CPU) when they draw; before the fork only when both lanes may draw."""
+    code = ("import sys; from autograder import registry, grade, e2e; registry.lab(); e2e.load_all(); "
+            "print('matplotlib' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split()[-1] == "False"
+    (first, second), _ = lanes.plan(IDS, 2, e2e_runs(IDS, CFG))
+    assert all(any(_plotted(t, CFG) for t in lane) for lane in (first, second))  # Lab 12: both lanes may draw
 
 
 def test_one_lane_runs_everything_and_waits_for_nothing():

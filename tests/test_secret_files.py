@@ -175,3 +175,20 @@ def test_the_next_process_reuses_a_search_while_no_folder_changed(root, monkeypa
     secret_files._searched.clear()
     shutil.copy(BANK / "kl.py", root / "lib" / "deep" / "new.py")  # its folder's time changes
     assert root / "lib" / "deep" / "new.py" in {c.path for c in secret_files.copies([root])} and searched
+
+
+def test_two_searches_are_both_kept_for_the_next_processes(root, tmp_path, monkeypatch):
+    """Grades of two labs (other secrets, other roots) alternate without searching again: a file per search."""
+    (root / "lib").mkdir(parents=True)
+    shutil.copy(REFERENCE, root / "lib" / "kept.py")
+    other = tmp_path / "other-root"
+    (other / "lib").mkdir(parents=True)
+    shutil.copy(BANK / "kl.py", other / "lib" / "kept.py")
+    first, second = secret_files.copies([root]), secret_files.copies([other])
+    searched = []
+    real = secret_files._search
+    monkeypatch.setattr(secret_files, "_search", lambda *a: searched.append(1) or real(*a))
+    for roots, found in (([root], first), ([other], second), ([root], first)):
+        secret_files._searched.clear()  # as a new process
+        assert secret_files.copies(roots) == found
+    assert not searched
