@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import pytest
 
@@ -189,3 +190,17 @@ def test_the_null_table_has_a_column_per_e2e_test():
     table = validate.format_null_table(["gae"], [outcome])
     assert table.splitlines()[0].split() == ["null", "submission", "gae", "ptx"]
     assert table.splitlines()[2].split() == ["null.zeros", "0/5", "5/5"]  # the label: derived.zeros is another
+
+
+def test_elsewhere_runs_the_other_parts_checks_in_process(tmp_path):
+    """A subject's other parts are graded in process (validation.elsewhere): a file breaking them loses there, the
+    reference loses nothing."""
+    entry = next(e for e in bank.load_all() if e.part == "gae" and e.is_mistake)
+    broken, fine = tmp_path / "broken.py", tmp_path / "fine.py"
+    broken.write_text(bank.submission_source(entry))
+    fine.write_text(bank.submission_source(next(e for e in bank.load_all() if e.part == "kl")))
+    subject = val.Subject("x", "mistake", "kl", "x", ("kl",), (), ("gae",), 5)
+    lost = [t for t in val.elsewhere(subject, broken) if t.lost]
+    assert lost and all(t.tags == ["gae"] and t.message for t in lost)
+    assert not [t for t in val.elsewhere(subject, fine) if t.lost]
+    assert val.elsewhere(dataclasses.replace(subject, elsewhere=()), broken) == []

@@ -147,7 +147,6 @@ def _derived_null(null, chosen: tuple[str, ...], e2e: bool) -> Subject:
 
 def grade_subject(subject: Subject) -> Outcome:
     """Grade one subject (sandboxed, as a student's submission is)."""
-    import dataclasses
     import time
 
     from autograder import config
@@ -178,18 +177,41 @@ def grade_subject(subject: Subject) -> Outcome:
                 results, wrong = grade(path, only=set(subject.only), plots=False).tests, []
             if subject.kind == "mutant":  # a hint must name a mistake that answers as the mutant does
                 wrong = mutant_misnamed(subject, path, [t.diagnosis for t in results if t.diagnosis])
-            if subject.elsewhere:
-                cfg = config.load()
-                few = dataclasses.replace(
-                    cfg, hypothesis={**cfg.hypothesis, "max_examples": subject.elsewhere_examples})
-                results += grade(path, only=set(subject.elsewhere), cfg=few, plots=False).tests
+            tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message, bool(t.finding.kind),
+                                 bool(t.finding.inputs), bool(t.finding.expected or t.finding.got)) for t in results]
+            tests += elsewhere(subject, path)
     except Exception as exc:  # report it as this subject's problem, keep validating the others
         return Outcome(subject, [], time.monotonic() - started, f"{type(exc).__name__}: {exc}")
     finally:
         examples.SHRINK = shrink
-    tests = [TestOutcome(t.id, list(t.tags), t.score, t.max_score, t.diagnosis, t.message, bool(t.finding.kind),
-                         bool(t.finding.inputs), bool(t.finding.expected or t.finding.got)) for t in results]
     return Outcome(subject, tests, time.monotonic() - started, left_out=left_out, wrong_left_out=wrong)
+
+
+def elsewhere(subject: Subject, path: Path) -> list[TestOutcome]:
+    """A bank entry's or contract mutant's outcomes on the other parts' checks, `elsewhere_examples` hypothesis
+    examples per property test, in process (validity/local.py: the code is the lab's own, trusted, and a pure
+    function answers there as in the sandbox; no child to start for checks that run the reference's code)."""
+    if not subject.elsewhere:
+        return []
+    from autograder import checks, config
+    from autograder.checks import CheckFailed
+    from autograder.reference import load_reference
+    from autograder.remote import SubmissionError
+    from autograder.validity import local
+    cfg = config.load()
+    hypothesis = {**cfg.hypothesis, "max_examples": subject.elsewhere_examples}
+    module, reference = local.load_module(path, "validate_elsewhere"), load_reference()
+    found = []
+    for check in checks.load_all().values():
+        if check.part not in subject.elsewhere:
+            continue
+        points, message = cfg.tests[check.id].points, ""
+        try:
+            check.run(local.local_context(module, reference, hypothesis))
+        except (CheckFailed, SubmissionError) as exc:
+            message = getattr(exc, "message", "") or str(exc)
+        found.append(TestOutcome(check.id, [check.part], 0.0 if message else points, points, "", message))
+    return found
 
 
 def mutant_misnamed(subject: Subject, path: Path, diagnoses: list[str]) -> list[str]:
