@@ -135,7 +135,8 @@ def student_tree(src: Sources) -> Tree:
     add_starter(tree, src.reference, src.raw["submission"])
     collect_files(tree, src.lab, {**src.world, **src.recipes.copy})
     grading = _place(src.lab, paths.GRADING).relative_to(src.lab).as_posix()
-    collect_files(tree, src.lab, {f"{grading}/{p}": f"grading/{p}" for p in paths.PUBLIC_GRADING})
+    collect_files(tree, src.lab, {f"{grading}/{p}": f"grading/{p}" for p in paths.PUBLIC_GRADING
+                                  if (src.lab / grading / p).exists()})  # a lab of declared checks has none
     add_self_check_engine(tree, src.engine)
     add_assets(tree, STUDENT_ASSETS)
     add_public_config(tree, src.raw, "grading.yaml")

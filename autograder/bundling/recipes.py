@@ -13,7 +13,6 @@ files the notebook edition leaves out, and what each of its files is.
 from __future__ import annotations
 
 import ast
-
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 

@@ -13,6 +13,7 @@ range of at most 3 values: each value); per `bool`, False and True; per `choice`
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -92,23 +93,33 @@ def factors_of(function: str) -> tuple[tuple[Factor, ...], dict[Pair, str]]:
     made: list[Factor] = [dtype_factor(tensors[0].name)] if tensors else []
     for letter in letters(params):
         owner = next(p for p in params if letter in p.dims)
-        made.append(Factor(f"size {letter}", ("1", "2..4"),
-                           lambda a, n=owner.name, i=owner.dims.index(letter): "1" if a[n].shape[i] == 1 else "2..4"))
+        made.append(_size_factor(letter, owner.name, owner.dims.index(letter)))
     impossible: dict[Pair, str] = {}
     for p in params:
         if p.kind == "mask" and p.dims[-1] != "1":
-            made.append(Factor(p.name, ("all 1", "some 0"), lambda a, n=p.name: "all 1" if bool(a[n].all()) else
-                               "some 0"))
+            made.append(Factor(p.name, ("all 1", "some 0"), functools.partial(_parameter_level, p)))
             if not p.dims[-1].isdigit():
                 impossible[((f"size {p.dims[-1]}", "1"), (p.name, "some 0"))] = \
                     f"a {p.name} of one column is that column, which is 1"
-        elif p.kind in ("float", "int"):
-            made.append(Factor(p.name, _range_levels(p), lambda a, q=p: _range_level(q, a[q.name])))
-        elif p.kind == "bool":
-            made.append(Factor(p.name, ("False", "True"), lambda a, n=p.name: str(bool(a[n]))))
-        elif p.kind == "choice":
-            made.append(Factor(p.name, p.choices, lambda a, n=p.name: str(a[n])))
+        elif p.kind in ("float", "int", "bool", "choice"):
+            levels = {"bool": ("False", "True"), "choice": p.choices}.get(p.kind) or _range_levels(p)
+            made.append(Factor(p.name, levels, functools.partial(_parameter_level, p)))
     return tuple(made), impossible
+
+
+def _size_factor(letter: str, name: str, axis: int) -> Factor:
+    """`size LETTER`: "1" or "2..4", read from the parameter `name`'s dimension `axis`."""
+    return Factor(f"size {letter}", ("1", "2..4"), lambda a: "1" if a[name].shape[axis] == 1 else "2..4")
+
+
+def _parameter_level(p: Parameter, arguments: dict) -> str:
+    """The level of parameter `p`'s value in a call (argument name -> value)."""
+    value = arguments[p.name]
+    if p.kind == "mask":
+        return "all 1" if bool(value.all()) else "some 0"
+    if p.kind == "bool":
+        return str(bool(value))
+    return str(value) if p.kind == "choice" else _range_level(p, value)
 
 
 def _int_values(p: Parameter) -> list[int]:
@@ -141,7 +152,8 @@ def _example(function: str, params: list[Parameter], levels: dict[str, str], ind
     rng = random.Random(f"{function} chosen {index}")
     g = torch.Generator().manual_seed(rng.randrange(2**31))
     dtype = torch.float32 if levels.get("dtype") == "float32" else torch.float64
-    sizes = {letter: 1 if levels.get(f"size {letter}") == "1" else rng.randint(2, SIZES[1]) for letter in letters(params)}
+    sizes = {letter: 1 if levels.get(f"size {letter}") == "1" else rng.randint(2, SIZES[1])
+             for letter in letters(params)}
     args: list[Any] = []
     for p in params:
         if p.kind == "tensor":
