@@ -47,7 +47,7 @@ def hooks_register_nothing(lab: Path) -> None:
 
 
 def check_not_in_yaml(lab: Path) -> None:  # a check the lab writes itself
-    (lab / "grading" / "checks" / "hidden").mkdir(parents=True)
+    (lab / "grading" / "checks" / "hidden").mkdir(parents=True, exist_ok=True)
     (lab / "grading" / "checks" / "hidden" / "extra.py").write_text(
         "from autograder.checks import check\n\n\n@check('scale.extra', 'an extra check', functions=('scale',))\n"
         "def extra(ctx):\n    pass\n")
