@@ -24,14 +24,13 @@ from autograder import config
 from autograder.checks import declared, examples, tools
 from autograder.checks.base import REGISTRY, Check, Context
 from autograder.checks.tools import Call, call, expect_like_reference, public
+from autograder.domain_spec import KNOWN_VALUES_TITLE, derived_test_id
 
 KEYS = ("expect", "why")  # an example's keys besides the parameters
 
 
 def _id(cfg: config.Config, function: str, name: str) -> str:
-    part = cfg.contract[function].part
-    alone = [f for f, spec in cfg.contract.items() if spec.part == part] == [function]
-    return f"{part}.{name}" if alone else f"{part}.{function}_{name}"
+    return derived_test_id({f: spec.part for f, spec in cfg.contract.items()}, function, name)
 
 
 def known_values_id(cfg: config.Config, function: str) -> str:
@@ -54,7 +53,7 @@ def register(cfg: config.Config, hidden: bool) -> dict[str, str]:
     the reference there: `hidden`); test id -> the grading.yaml key that derives it."""
     derived = {}
     for name, spec in cfg.contract.items():
-        if spec.examples and _add(known_values_id(cfg, name), f"{name} on worked examples", name,
+        if spec.examples and _add(known_values_id(cfg, name), KNOWN_VALUES_TITLE.format(function=name), name,
                                   public(_known_values(name))):
             derived[known_values_id(cfg, name)] = f"contract.{name}.examples"
         if hidden and spec.domain and _add(differential_id(cfg, name), f"{name} matches the reference on its "
