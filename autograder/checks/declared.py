@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from autograder import config
 from autograder.checks.covering import covering_rows
 from autograder.checks.factors import Factor, Pair, dtype_factor
-from autograder.checks.strategies import DTYPES, bounded
+from autograder.checks.strategies import DTYPES, bounded, floats
 from autograder.domain_spec import Parameter
 
 VALUES = 4.0          # |tensor entries| the strategy draws (0 and the bounds often: strategies.bounded)
@@ -65,8 +65,9 @@ def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.Searc
             return st.lists(st.booleans(), min_size=n, max_size=n).map(lambda bits: _as_mask(bits, shape, dtype))
         return st.lists(bounded(-VALUES, VALUES), min_size=n, max_size=n).map(
             lambda xs: torch.tensor(xs, dtype=torch.float64).reshape(shape).to(dtype))
-    if p.kind == "float":
-        return bounded(p.low, p.high)
+    if p.kind == "float":  # a setting: any float of the range (its bounds need not be float32's), the bounds often
+        inside = floats(p.low, p.high)
+        return st.one_of(inside, inside, inside, st.sampled_from((p.low, p.high)))
     if p.kind == "int":
         return st.integers(int(p.low), int(p.high))
     if p.kind == "bool":
