@@ -92,4 +92,6 @@ def test_the_tutorial_runs_as_written(tmp_path):
         return json.loads((out / name / "results.json").read_text())["score"]
     assert (score("reference"), score("starter")) == (30.0, 0.0)
     assert "every expectation holds" in done.stdout
+    assert "derived.zeros" in done.stdout and "contract mutant" in done.stdout  # validate's derived nulls, mutants
+    assert re.search(r"discounted_returns +discounted_returns.matches_reference +(\d+)/\1 \(100%\)", done.stdout)
     assert {"student.zip", "autograder.zip", "nbgrader.zip"} <= {p.name for p in (out / "release").iterdir()}

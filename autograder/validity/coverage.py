@@ -29,8 +29,8 @@ PairTable = dict[str, tuple[set[Pair], set[Pair]]]
 def domains():
     """The lab's declared domain: its differential checks, factors, impossible pairs and regions (its
     grading/checks/hidden/domains.py, else those derived from grading.yaml's domains: checks/derived.py)."""
-    from autograder.checks import derived
-    return derived.lab_domains()
+    from autograder.checks import differential
+    return differential.lab_domains()
 
 
 def regions() -> dict:
