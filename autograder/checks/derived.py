@@ -21,8 +21,6 @@ from autograder.checks.base import REGISTRY, Check, Context
 from autograder.checks.tools import call, public
 from autograder.domain_spec import KNOWN_VALUES_TITLE, derived_test_id
 
-KEYS = ("expect", "why")  # an example's keys besides the parameters
-
 
 def _id(cfg: config.Config, function: str, name: str) -> str:
     return derived_test_id({f: spec.part for f, spec in cfg.contract.items()}, function, name)
