@@ -151,6 +151,10 @@ class ContractFunction:
                                  "what generated checks draw from", {})
     differentiable: tuple[str, ...] = doc("the parameters the training differentiates through (a single-tensor "
                                           "output only): each gets a derived gradient test", ())
+    examples: tuple[dict[str, Any], ...] = doc("worked examples, each a value per parameter (a tensor as a nested "
+                                               "list) and `expect`, the answer computed by hand (optional `why`: what "
+                                               "a wrong answer is told): the derived public check PART.known_values "
+                                               "(autograder/checks/derived.py)", ())
 
     def shapes(self, args: tuple) -> Any:
         """The shape(s) it must return for these positional arguments: () per scalar, ARG's shape per "like ARG",
@@ -318,6 +322,13 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
         for wrt in fn.differentiable:
             if wrt not in fn.parameters:
                 raise reader.error(f"contract.{name}.differentiable", f"{wrt!r} is not one of its parameters")
+        for i, example in enumerate(fn.examples):
+            missing = [p for p in (*fn.parameters, "expect") if p not in example]
+            unknown = sorted(set(example) - {*fn.parameters, "expect", "why"})
+            if missing or unknown:
+                raise reader.error(f"contract.{name}.examples", f"example {i + 1}: "
+                                   + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}")
+                                   + f" (give each of {', '.join(fn.parameters)}, and expect)")
         if fn.differentiable and "," in fn.returns:
             raise reader.error(f"contract.{name}.differentiable", "a gradient is checked for a single-tensor output "
                                "only (this function returns several)")
@@ -422,6 +433,8 @@ class _Reader:
 
     def convert(self, kind: Any, value: Any, key: str) -> Any:
         origin, args = typing.get_origin(kind), typing.get_args(kind)
+        if kind is Any:  # data the key's own check reads (a worked example's values)
+            return value
         if isinstance(kind, type) and dataclasses.is_dataclass(kind):
             return self.build(kind, value, key)
         if origin is dict:

@@ -41,3 +41,13 @@ class Parameter:
         if kind == "choice" and not rest:
             raise ValueError(f"{name}: {spec!r}: list its values, e.g. `choice mean sum`")
         return cls(name, kind, choices=tuple(rest))
+
+
+KNOWN_VALUES_TITLE = "{function} on worked examples"  # the derived public check's title (autograder/checks/derived.py)
+
+
+def derived_test_id(parts: dict[str, str], function: str, name: str) -> str:
+    """The id of a check derived for `function` (parts: contract function -> its part): PART.NAME, or PART.F_NAME when
+    the part holds several functions (autograder/checks/derived.py)."""
+    part = parts[function]
+    return f"{part}.{name}" if [f for f, p in parts.items() if p == part] == [function] else f"{part}.{function}_{name}"

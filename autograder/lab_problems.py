@@ -4,8 +4,9 @@
     lab_problems.stale_data_files()       # the shipped data files that no longer match what they are computed from
 
 Each problem is a LabError (a ConfigError: every command prints it as one `error: ...` line and exits 2): the
-lab's grading package or its `lab.py` missing, or `lab.py` registering no lab; a check registered in code (or derived
-from the contract: checks/contract_tests.py) with no entry in grading.yaml `tests` (it would be silently skipped) or
+lab's `lab.py` registering no lab (a lab without one gets the engine's derived hooks: autograder/declared_lab.py); a
+check registered in code (or derived from the contract: checks/derived.py, checks/contract_tests.py) with no entry
+in grading.yaml `tests` (it would be silently skipped) or
 an entry with no check; the `e2e` section and the
 `@e2e_test` registrations disagreeing; a bank whose mistakes have hints that nothing could confirm (the lab gives no
 confirmation inputs for their function: no hint would ever be shown); a world file missing, two world files under
@@ -28,15 +29,10 @@ class LabError(config.ConfigError):
 
 
 def load_lab() -> None:
-    """Import the lab's grading package and its lab.py; LabError when either is missing or registers nothing."""
+    """Import the lab's grading package and its lab.py (else the engine's derived hooks); LabError when its lab.py
+    registers nothing."""
     from autograder import registry
-    init, hooks = paths.GRADING / "__init__.py", paths.GRADING / "lab.py"
-    if not init.is_file():
-        raise LabError(f"{shown(init)}: missing: a lab's grader side is a package, grading/ with an __init__.py "
-                       "(docs/labs.md)")
-    if not hooks.is_file():
-        raise LabError(f"{shown(hooks)}: missing: it declares the lab's hooks with registry.register_lab(Lab(...)) "
-                       "(docs/labs.md)")
+    hooks = paths.GRADING / "lab.py"
     try:
         registry.lab()
     except AssertionError:
@@ -46,16 +42,17 @@ def load_lab() -> None:
 def ensure_complete(cfg: config.Config) -> None:
     """Every declaration the grade relies on is there and agrees with grading.yaml (see the module docstring)."""
     from autograder import bank, checks, e2e, registry
-    full = registry.has_module("checks.hidden")  # the lab itself (a student bundle holds only the public checks)
+    full = registry.is_full_lab()  # the lab itself (a student bundle holds only the public checks)
     _world_is_there(cfg)
     if full:
         load_lab()
     registered = checks.load_all()
-    derived = _derived_tests(cfg) if full else {}
+    derived = _derived_tests(cfg, full)
     for test_id, check in registered.items():
         if test_id in derived and test_id not in cfg.tests:
             raise LabError(f"{cfg.where(derived[test_id])}: {derived[test_id]} derives the test {test_id} "
-                           f"(autograder/checks/contract_tests.py): give it its points in {cfg.where('tests')} `tests`")
+                           "(autograder/checks/derived.py, contract_tests.py): give it its points in "
+                           f"{cfg.where('tests')} `tests`")
         if test_id not in cfg.tests:
             code = inspect.unwrap(check.run).__code__
             raise LabError(f"{shown(Path(code.co_filename))}:{code.co_firstlineno}: check {test_id} has no entry in "
@@ -86,10 +83,11 @@ def _world_is_there(cfg: config.Config) -> None:
                            "delete it, the lab uses the shared one")
 
 
-def _derived_tests(cfg: config.Config) -> dict[str, str]:
-    """The tests the contract derives (a full lab only: they are not in the student bundle) -> the key deriving it."""
-    from autograder.checks import contract_tests
-    return contract_tests.derived_ids(cfg)
+def _derived_tests(cfg: config.Config, full: bool) -> dict[str, str]:
+    """The tests the contract derives -> the key deriving it (the hidden ones in a full lab only: they are not in the
+    student bundle)."""
+    from autograder.checks import contract_tests, derived
+    return {**derived.register(cfg, hidden=full), **(contract_tests.derived_ids(cfg) if full else {})}
 
 
 def _hints_can_be_confirmed(entries: list, lab) -> None:
@@ -97,8 +95,10 @@ def _hints_can_be_confirmed(entries: list, lab) -> None:
     some."""
     for entry in entries:
         if entry.is_mistake and entry.hint and not tuple(lab.confirmation_calls(entry.function)):
-            raise LabError(f"{shown(paths.GRADING / 'lab.py')}: the bank's mistake {entry.id} has a hint, but the lab "
-                           f"gives no confirmation inputs for {entry.function} (Lab.confirmation_calls): no hint "
+            where = shown(paths.GRADING / "lab.py") if (paths.GRADING / "lab.py").is_file() else \
+                config.current().where(f"contract.{entry.function}")
+            raise LabError(f"{where}: the bank's mistake {entry.id} has a hint, but the lab gives no confirmation "
+                           f"inputs for {entry.function} (Lab.confirmation_calls, or a declared `domain`): no hint "
                            "would ever be shown (docs/labs.md)")
 
 

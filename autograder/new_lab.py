@@ -3,11 +3,11 @@
     write_lab(folder, reference_source, file_name)   # -> the files written, relative to `folder`
 
 From the reference (its functions, their type hints and docstrings) it infers each function's domain
-(autograder/domain_spec.py) and what it returns, by running it; then it writes grading.yaml (only what the lab
-decides), the reference and its starter, one public known-values check per function (a worked example whose
-expected value the reference computed now) and one hidden differential check per function (values and
-gradients against the reference on draws from the declared domain), the hooks, an empty bank and a release recipe.
-Every file is the author's to edit; the domain in grading.yaml is the one place the inputs come from.
+(autograder/domain_spec.py) and what it returns, by running it; then it writes three files: grading.yaml (only what
+the lab decides: the contract with each function's domain and a worked example whose expected value the reference
+computed now), the reference and its starter. Everything else is derived from grading.yaml by the engine
+(autograder/checks/derived.py: the public known-values check and the differential check of each function;
+autograder/declared_lab.py: the hooks); a lab adds only its bank, e2e tests and property checks.
 """
 
 from __future__ import annotations
@@ -66,20 +66,11 @@ def write_lab(folder: Path, source: str, file_name: str) -> list[str]:
     contract = {name: describe(name, fn) for name, fn in functions.items()}
     lab = re.sub(r"\W", "_", folder.resolve().name).lstrip("0123456789_") or "lab"
     title = (ast.get_docstring(ast.parse(source)) or lab).splitlines()[0].strip().rstrip(".")
+    examples = {name: worked_example(name, fn, contract[name]) for name, fn in functions.items()}
     files = {
-        "grading.yaml": grading_yaml(lab, title, file_name, contract),
+        "grading.yaml": grading_yaml(lab, title, file_name, contract, examples),
         f"solutions/{file_name}": source,
         f"assignment/{file_name}": strip_solutions(source),
-        "grading/__init__.py": f'"""{title}: the grader\'s side (checks, hooks, bank)."""\n',
-        "grading/lab.py": LAB_PY,
-        "grading/nulls.py": nulls_py(contract),
-        "grading/bank/__init__.py": '"""Known mistakes (@mistake) and correct variants (@variant): docs/labs.md."""\n',
-        "grading/checks/__init__.py": "",
-        "grading/checks/public/__init__.py": "",
-        "grading/checks/hidden/__init__.py": "",
-        "grading/checks/public/known_values.py": known_values_py(functions, contract),
-        "grading/checks/hidden/matches_reference.py": matches_reference_py(contract),
-        "release/recipes.yaml": f'files:\n  {file_name}: "**your code**: the functions of the lab, each a stub"\n',
     }
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -183,9 +174,10 @@ def _returns(name: str, out: torch.Tensor, params: list[Parameter], args: tuple)
                       "argument's shape or one value per row of one")
 
 
-def grading_yaml(lab: str, title: str, file_name: str, contract: dict) -> str:
+def grading_yaml(lab: str, title: str, file_name: str, contract: dict, examples: dict[str, str]) -> str:
     lines = [f"# The lab {lab}, written by `python -m autograder new-lab`; every key not here has the engine's default",
-             "# (docs/grading-yaml.md). The domains are what the hidden checks draw from: edit them to the contract.",
+             "# (docs/grading-yaml.md). The domains are what the hidden checks draw from; the examples are shown to",
+             "# students (the expected values are the reference's): edit both to the contract.",
              f"lab: {lab}", f"title: {_quote(title)}", f"submission: {file_name}", "world: []", "", "contract:"]
     for name, entry in contract.items():
         lines += [f"  {name}:", f"    part: {entry['part']}", f"    parameters: [{', '.join(entry['parameters'])}]",
@@ -193,6 +185,7 @@ def grading_yaml(lab: str, title: str, file_name: str, contract: dict) -> str:
         lines += [f"    mask: {entry['mask']}"] if "mask" in entry else []
         lines += [f"    differentiable: [{', '.join(entry['differentiable'])}]"] if "differentiable" in entry else []
         lines += ["    domain:"] + [f"      {p}: {spec}" for p, spec in entry["domain"].items()]
+        lines += ["    examples:", f"      - {examples[name]}"]
     lines += ["", "tests:"]
     for name, entry in contract.items():
         part = entry["part"]
@@ -208,23 +201,13 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def known_values_py(functions: dict[str, types.FunctionType], contract: dict) -> str:
-    """One public check per function: a worked example (quarter-rounded values) and the reference's answer now."""
-    out = ['"""Worked examples of each function: the expected values are the reference\'s (new-lab computed them)."""',
-           "", "from __future__ import annotations", "", "import torch", "",
-           "from autograder.checks import Context, check", "from autograder.checks.tools import call, public", ""]
-    for name, fn in functions.items():
-        entry = contract[name]
-        args = telling_example(name, fn, [Parameter.parse(p, s) for p, s in entry["domain"].items()])
-        expected = fn(*args).detach()
-        names = tuple(entry["parameters"])
-        out += ["", f'@check("{entry["part"]}.known_values", "{name} on a worked example", functions=("{name}",))',
-                "@public", f"def {name}_known_values(ctx: Context) -> None:"]
-        out += [f"    {p} = {_literal(a)}" for p, a in zip(names, args)]
-        out += [f"    answer = call(ctx, \"{name}\", {', '.join(names)}, names={names!r}, "
-                f"shape={tuple(expected.shape)!r})",
-                f"    answer.expect_close(ctx, answer.value, {_literal(expected)}, \"the value on this example\")", ""]
-    return "\n".join(out)
+def worked_example(name: str, fn: types.FunctionType, entry: dict) -> str:
+    """A worked example as a grading.yaml flow mapping: the parameters' values (tensors as nested lists,
+    quarter-rounded) and `expect`, the reference's answer now."""
+    args = telling_example(name, fn, [Parameter.parse(p, s) for p, s in entry["domain"].items()])
+    expected = fn(*(a.float() if isinstance(a, torch.Tensor) else a for a in args)).detach()
+    values = {**{p: _literal(a) for p, a in zip(entry["parameters"], args)}, "expect": _literal(expected)}
+    return "{" + ", ".join(f"{k}: {v}" for k, v in values.items()) + "}"
 
 
 def telling_example(name: str, fn: types.FunctionType, params: list[Parameter]) -> tuple:
@@ -246,77 +229,10 @@ def telling_example(name: str, fn: types.FunctionType, params: list[Parameter]) 
 
 def _literal(value: object) -> str:
     if isinstance(value, torch.Tensor):
-        return f"torch.tensor({value.detach().tolist()!r}, dtype=torch.float64)"
+        return repr(_rounded(value.detach().tolist()))
     return repr(value)
 
 
-def matches_reference_py(contract: dict) -> str:
-    out = ['"""Each function against the reference, values and gradients, on draws from its declared domain',
-           '(grading.yaml `contract.F.domain`), in float64 and float32."""', "",
-           "from __future__ import annotations", "", "import torch", "",
-           "from autograder.checks import Context, check", "from autograder.checks.tools import expect_like_reference",
-           "from autograder.domains import draw", "", "DRAWS = 12", ""]
-    for name, entry in contract.items():
-        out += ["", f'@check("{entry["part"]}.matches_reference", "{name} matches the reference (values and '
-                f'gradients)",', f'       functions=("{name}",))', f"def {name}_matches(ctx: Context) -> None:",
-                "    for seed in range(DRAWS):",
-                "        dtype = torch.float64 if seed % 2 else torch.float32",
-                f'        expect_like_reference(ctx, draw("{name}", seed, dtype))', ""]
-    return "\n".join(out)
-
-
-def nulls_py(contract: dict) -> str:
-    bodies = {name: _zeros(entry) for name, entry in contract.items()}
-    return f'''"""Null submissions: answers that ignore their input must score 0 on every test (`validate`)."""
-
-from __future__ import annotations
-
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Null:
-    name: str
-    description: str
-    bodies: dict[str, str]  # contract function -> the expression it returns
-
-
-NULLS = {{n.name: n for n in [Null("zeros", "every answer 0 (of the right shape)", {bodies!r})]}}
-SIGNATURES = {({name: entry["parameters"] for name, entry in contract.items()})!r}
-
-
-def null_source(null: Null) -> str:
-    return f'"""Null submission {{null.name!r}}."""\\nimport torch\\n\\n\\n' + "".join(
-        f"def {{fn}}({{', '.join(args)}}):\\n    return {{null.bodies[fn]}}\\n\\n\\n"
-        for fn, args in SIGNATURES.items())
-'''
-
-
-def _zeros(entry: dict) -> str:
-    returns = entry["returns"]
-    if returns == "scalar":
-        return "torch.zeros((), dtype=torch.float64)"
-    argument = returns.split()[-1]
-    return f"torch.zeros_like({argument})" if returns.startswith("like ") else \
-        f"torch.zeros({argument}.shape[0], dtype={argument}.dtype)"
-
-
-LAB_PY = '''"""The lab's hooks: everything here comes from grading.yaml's declared domains (autograder/domains.py)."""
-
-from __future__ import annotations
-
-import types
-
-from autograder import diagnosis, domains, registry
-
-registry.register_lab(registry.Lab(
-    name=__package__,
-    make_parts=lambda functions: types.SimpleNamespace(**functions),
-    probe_inputs=domains.probe_inputs,
-    diagnose=diagnosis.diagnose,
-    plot=lambda test, histories, metrics: [],
-    confirmation_calls=lambda function: [],
-    twin=domains.twin,
-    twin_scale=lambda function, args: 0.0,
-))
-'''
+def _rounded(value: object) -> object:
+    """float32's digits (9 significant), enough for the comparison at float32's tolerance."""
+    return [_rounded(v) for v in value] if isinstance(value, list) else float(f"{value:.9g}")

@@ -60,7 +60,8 @@ class Lab:
     twin_scale: Callable[[str, tuple], float]          # rounding allowance of a twin's value
     data_files: tuple[DataFile, ...] = ()  # in the order they are computed (a later one may read an earlier one)
     band_metrics: tuple[str, ...] = ()     # per-iteration metrics of the calibration's reference band (plots)
-    # function -> the chosen examples its differential check runs after the draws (autograder/checks/examples.py)
+    # function -> the chosen examples its differential check runs after the draws (autograder/checks/examples.py;
+    # none given: those derived from its declared domain, autograder/checks/declared.py)
     chosen_examples: Callable[[str], Sequence] = lambda function: ()
     replays: Replays | None = None         # its recorded trainings replay (else every run trains)
 
@@ -77,6 +78,10 @@ def register_lab(lab: Lab) -> None:
 def package() -> ModuleType:
     """The lab's grading package, imported by path under its name (grading.yaml `lab`) on first use."""
     name = config.current().lab
+    if name not in sys.modules and not (paths.GRADING / "__init__.py").is_file():
+        module = ModuleType(name, "the lab's grader side: its modules, and no __init__.py of its own")
+        module.__path__ = [str(paths.GRADING)]  # a package: its modules (e2e_tests, bank...) import by path
+        sys.modules[name] = module
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, paths.GRADING / "__init__.py",
                                                       submodule_search_locations=[str(paths.GRADING)])
@@ -100,13 +105,23 @@ def lab_module(name: str) -> ModuleType:
 def has_module(name: str) -> bool:
     """The lab's package holds this module here (the student bundle has only the public checks)."""
     return (paths.GRADING.joinpath(*name.split(".")).with_suffix(".py").is_file()
-            or (paths.GRADING.joinpath(*name.split(".")) / "__init__.py").is_file())
+            or paths.GRADING.joinpath(*name.split(".")).is_dir())  # a package, with or without its __init__.py
+
+
+def is_full_lab() -> bool:
+    """The lab itself is here, with its reference and hidden side (a student bundle holds only the public side)."""
+    return has_module("checks.hidden") or paths.SOLUTIONS.is_dir()
 
 
 def lab() -> Lab:
-    """The registered lab (importing its grading/lab.py, and so registering its tests, on first use)."""
+    """The registered lab (importing its grading/lab.py, and so registering its tests, on first use). A lab that
+    writes no lab.py gets the engine's hooks, all derived from its grading.yaml (autograder/declared_lab.py, imported
+    by name like a lab's own lab.py: it registers the lab's e2e tests too)."""
     if _LAB is None:
-        lab_module("lab")
+        if has_module("lab"):
+            lab_module("lab")
+        else:
+            importlib.import_module("autograder.declared_lab")
     assert _LAB is not None, f"{paths.GRADING / 'lab.py'} did not call registry.register_lab()"
     return _LAB
 

@@ -42,20 +42,23 @@ def unknown_key(lab: Path) -> None:
     edit(lab / "grading.yaml", "hypothesis: {max_examples: 10}", "hypothesis: {max_exampels: 10}")
 
 
-def no_hooks(lab: Path) -> None:
-    (lab / "grading" / "lab.py").unlink()
-
-
 def hooks_register_nothing(lab: Path) -> None:
     (lab / "grading" / "lab.py").write_text('"""hooks, forgotten"""\n')
 
 
-def no_package(lab: Path) -> None:
-    (lab / "grading" / "__init__.py").unlink()
+def check_not_in_yaml(lab: Path) -> None:  # a check the lab writes itself
+    (lab / "grading" / "checks" / "hidden").mkdir(parents=True, exist_ok=True)
+    (lab / "grading" / "checks" / "hidden" / "extra.py").write_text(
+        "from autograder.checks import check\n\n\n@check('scale.extra', 'an extra check', functions=('scale',))\n"
+        "def extra(ctx):\n    pass\n")
 
 
-def check_not_in_yaml(lab: Path) -> None:
+def declared_check_not_in_yaml(lab: Path) -> None:  # the differential check a declared domain derives
     edit(lab / "grading.yaml", "  scale.matches_reference: {points: 4}\n", "")
+
+
+def example_without_expect(lab: Path) -> None:
+    edit(lab / "grading.yaml", ", expect: [3, -6, 1.5]", "")
 
 
 def derived_test_not_in_yaml(lab: Path) -> None:
@@ -71,9 +74,9 @@ def yaml_entry_without_check(lab: Path) -> None:
          "  scale.matches_reference: {points: 4}\n  scale.typo_check: {points: 1}\n")
 
 
-def hints_never_confirmed(lab: Path) -> None:
-    edit(lab / "grading" / "lab.py", "    confirmation_calls=_confirmations,\n",
-         "    confirmation_calls=lambda function: [],\n")
+def hints_never_confirmed(lab: Path) -> None:  # no declared domain: no derived confirmation inputs, no differential
+    edit(lab / "grading.yaml", "     domain: {x: tensor B T, mask: mask B T},\n", "")
+    edit(lab / "grading.yaml", "  mean.matches_reference: {points: 3}\n", "")
 
 
 def stale_data(lab: Path) -> None:  # the mistakes' e2e outcomes no longer match the e2e tests' code
@@ -103,17 +106,19 @@ def stale_shared_copy(lab: Path) -> None:  # the lab names another lab's file an
 @pytest.mark.parametrize("mistake, command, names", [
     (broken_yaml, ("grade", "solutions/toy.py"), r"grading.yaml:\d+: not valid YAML"),
     (unknown_key, ("validate",), r"grading.yaml:\d+: hypothesis.max_exampels: unknown key"),
-    (no_hooks, ("grade", "solutions/toy.py"), r"grading/lab.py: missing"),
     (hooks_register_nothing, ("refresh", "--check"), r"grading/lab.py: it never calls registry.register_lab"),
-    (no_package, ("validate",), r"grading/__init__.py: missing"),
     (check_not_in_yaml, ("grade", "solutions/toy.py"),
-     r"grading/checks/hidden/basics.py:\d+: check scale.matches_reference has no entry in .*grading.yaml:\d+"),
+     r"grading/checks/hidden/extra.py:\d+: check scale.extra has no entry in .*grading.yaml:\d+"),
+    (declared_check_not_in_yaml, ("grade", "solutions/toy.py"), r"grading.yaml:\d+: contract.scale.domain derives the "
+                                                                r"test scale.matches_reference .*give it its points"),
+    (example_without_expect, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.scale.examples: example 1: missing expect"),
     (derived_test_not_in_yaml, ("grade", "solutions/toy.py"),
      r"grading.yaml:\d+: contract.scale derives the test scale.scale_dtype .*give it its points in .*grading.yaml:\d+"),
     (not_a_parameter_differentiable, ("grade", "solutions/toy.py"),
      r"grading.yaml:\d+: contract.masked_mean.differentiable: 'y' is not one of its parameters"),
     (yaml_entry_without_check, ("calibrate", "--no-write"), r"grading.yaml:\d+: tests.scale.typo_check: no check"),
-    (hints_never_confirmed, ("validate",), r"grading/lab.py: the bank's mistake mean.plain_mean has a hint"),
+    (hints_never_confirmed, ("validate",), r"grading.yaml:\d+: the bank's mistake mean.plain_mean has a hint"),
     (stale_data, ("release",), r"release: grading/data/e2e_mistakes.json is stale"),
     (world_file_missing, ("grade", "solutions/toy.py"), r"grading.yaml:\d+: world: ../other/assignment/helpers.py "
                                                         r"is not a file"),

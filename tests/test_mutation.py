@@ -77,7 +77,8 @@ def test_a_survivor_is_equivalent_or_a_gap_named_with_its_diff_and_an_input_wher
         same = mutant("same", "return torch.where(mask > 0, x, torch.zeros_like(x)).sum() / mask.sum()")
         verdict = mutation._classify(same, ref, ("masked_mean",), cache, 1000, 29)
         assert verdict.status == "equivalent", verdict.detail
-        assert "masked_mean 1000" in verdict.detail, verdict.detail
+        import re  # at least 1000 draws per dtype (the derived check's chosen examples come on top)
+        assert int(re.search(r"masked_mean (\\d+)", verdict.detail).group(1)) >= 1000, verdict.detail
         gap = mutant("gap", "return (x * mask).sum() / mask.sum() if x.shape[0] < 3 else x.sum()")
         verdict = mutation._classify(gap, ref, ("masked_mean",), cache, 1000, 29)
         assert verdict.status == "gap" and "on masked_mean(x=tensor([[" in verdict.detail, verdict.detail

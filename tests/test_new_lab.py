@@ -26,7 +26,7 @@ def new_lab(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_the_template_makes_a_lab_whose_grading_yaml_holds_only_what_it_decides(tmp_path):
     written = write_lab(tmp_path / "demo", TEMPLATE, "lab.py")
-    assert len(written) == 13 and all((tmp_path / "demo" / name).is_file() for name in written)
+    assert len(written) == 3 and all((tmp_path / "demo" / name).is_file() for name in written)
     cfg = config.load(tmp_path / "demo" / "grading.yaml")
     assert cfg.contract["masked_mean"].returns == "scalar" and cfg.contract["scale"].returns == "like x"
     assert cfg.contract["masked_mean"].domain == {"x": "tensor B T", "mask": "mask B T"}
@@ -36,6 +36,8 @@ def test_the_template_makes_a_lab_whose_grading_yaml_holds_only_what_it_decides(
     assert cfg.contract["masked_mean"].differentiable == ("x",) and sum(t.points for t in cfg.tests.values()) == 30
     raw = (tmp_path / "demo" / "grading.yaml").read_text()
     assert not re.search(r"^(hypothesis|limits|calibration|batch):", raw, re.M)  # the engine's defaults apply
+    example = cfg.contract["masked_mean"].examples[0]  # a worked example that tells the reference from a blind answer
+    assert set(example) == {"x", "mask", "expect"} and 0 in sum(example["mask"], []) and example["expect"] not in (0, 1)
     starter = (tmp_path / "demo" / "assignment" / "lab.py").read_text()
     assert "NotImplementedError" in starter and "mask.sum()" not in starter
 
@@ -90,4 +92,6 @@ def test_the_tutorial_runs_as_written(tmp_path):
         return json.loads((out / name / "results.json").read_text())["score"]
     assert (score("reference"), score("starter")) == (30.0, 0.0)
     assert "every expectation holds" in done.stdout
+    assert "derived.zeros" in done.stdout and "contract mutant" in done.stdout  # validate's derived nulls, mutants
+    assert re.search(r"discounted_returns +discounted_returns.matches_reference +(\d+)/\1 \(100%\)", done.stdout)
     assert {"student.zip", "autograder.zip", "nbgrader.zip"} <= {p.name for p in (out / "release").iterdir()}

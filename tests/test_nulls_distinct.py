@@ -37,8 +37,9 @@ def answer(module, name, args):
     return [(str(o.dtype), o.requires_grad, o.detach().tolist()) if isinstance(o, torch.Tensor) else o for o in outs]
 
 calls = inputs()
-nulls = registry.lab_module("nulls")
-own = {n: local.module_from_source(nulls.null_source(null), "own_" + n) for n, null in nulls.NULLS.items()}
+nulls = registry.lab_module("nulls") if registry.has_module("nulls") else None  # none: the derived ones suffice
+own = {n: local.module_from_source(nulls.null_source(null), "own_" + n) for n, null in nulls.NULLS.items()} \
+    if nulls else {}
 derived = {n.name: local.module_from_source(derived_nulls.source(n), "derived_" + n.name)
            for n in derived_nulls.nulls()}
 for name, module in own.items():

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from autograder.domain_spec import KNOWN_VALUES_TITLE, derived_test_id
+
 
 def _module_strings(path: Path) -> dict[str, str]:
     """The module's top-level `NAME = "text"` bindings."""
@@ -66,6 +68,14 @@ def check_titles(folder: Path) -> dict[str, str]:
             if test_id is not None and title is not None:
                 titles[test_id] = title
     return titles
+
+
+def declared_titles(raw: dict) -> dict[str, str]:
+    """{check id: title} of the public checks the contract declares (its worked examples: checks/derived.py)."""
+    contract = raw.get("contract") or {}
+    parts = {name: str(spec["part"]) for name, spec in contract.items()}
+    return {derived_test_id(parts, name, "known_values"): KNOWN_VALUES_TITLE.format(function=name)
+            for name, spec in contract.items() if spec.get("examples")}
 
 
 def e2e_descriptions(grading: Path) -> dict[str, str]:

@@ -21,9 +21,10 @@ from autograder.bundling.tree import Tree
 PACKAGE = "autograder"
 SELF_CHECK_ENTRY = ("autograder.__main__", "autograder.commands.grade", "autograder.grade", "autograder.report",
                     "autograder.results", "autograder.checks.tools", "autograder.notebook_checks",
-                    "autograder.self_check")
+                    "autograder.self_check", "autograder.checks.derived")  # derived: loaded by name (checks.load_all)
 NOT_FOR_STUDENTS = ("autograder.bank", "autograder.diagnosis", "autograder.e2e", "autograder.replay",
-                    "autograder.bundling", "autograder.validity", "autograder.checks.contract_tests")
+                    "autograder.bundling", "autograder.validity", "autograder.checks.contract_tests",
+                    "autograder.checks.differential")
 DATA = ("templates", "child")   # the package's folders the self-check reads whole (report templates, the child)
 BUNDLING = "bundling"           # this package: builds bundles, ships in none
 

@@ -22,7 +22,7 @@ import yaml
 from autograder import paths
 from autograder.bundling import guard
 from autograder.bundling.collect import collect_files
-from autograder.bundling.declarations import check_titles, e2e_descriptions
+from autograder.bundling.declarations import check_titles, declared_titles, e2e_descriptions
 from autograder.bundling.deterministic_zip import zip_bytes
 from autograder.bundling.engine import NOT_FOR_STUDENTS, add_grader_engine, add_self_check_engine, module_paths
 from autograder.bundling.handout import add_handout, environment, file_rows, handout_context
@@ -135,7 +135,8 @@ def student_tree(src: Sources) -> Tree:
     add_starter(tree, src.reference, src.raw["submission"])
     collect_files(tree, src.lab, {**src.world, **src.recipes.copy})
     grading = _place(src.lab, paths.GRADING).relative_to(src.lab).as_posix()
-    collect_files(tree, src.lab, {f"{grading}/{p}": f"grading/{p}" for p in paths.PUBLIC_GRADING})
+    collect_files(tree, src.lab, {f"{grading}/{p}": f"grading/{p}" for p in paths.PUBLIC_GRADING
+                                  if (src.lab / grading / p).exists()})  # a lab of declared checks has none
     add_self_check_engine(tree, src.engine)
     add_assets(tree, STUDENT_ASSETS)
     add_public_config(tree, src.raw, "grading.yaml")
@@ -183,7 +184,7 @@ def nbgrader_tree(src: Sources, student: Tree) -> Tree:
     tree = Tree()
     for path, data in given.files.items():
         tree.add(f"source/{name}/{path}", data, executable=path in given.executable)
-    titles = check_titles(_place(src.lab, paths.GRADING) / "checks" / "public")
+    titles = {**declared_titles(src.raw), **check_titles(_place(src.lab, paths.GRADING) / "checks" / "public")}
     add_source_notebook(tree, f"source/{name}/{notebook}", source_notebook(src.outline, src.raw, titles, intro))
     tree.add("nbgrader_config.py", src.env.get_template(f"engine/{NBGRADER_CONFIG}").render(assignment=name,
                                                                                             course=name))

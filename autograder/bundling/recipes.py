@@ -12,6 +12,7 @@ files the notebook edition leaves out, and what each of its files is.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -51,8 +52,8 @@ class LabRecipes:
 def load(lab: Path) -> LabRecipes:
     """The lab's release/recipes.yaml; ValueError (naming the file and the key) when it is malformed."""
     path = lab / RECIPES
-    if not path.is_file():
-        raise ValueError(f"{path}: no release recipe in this lab folder (docs/instructors.md)")
+    if not path.is_file():  # nothing but the starter and the world: each described by default
+        return LabRecipes({}, None, (), default_files(lab))
     raw = yaml.safe_load(path.read_text()) or {}
     unknown = sorted(set(raw) - set(SECTIONS)) if isinstance(raw, dict) else ["(not a mapping)"]
     for section, keys in SECTIONS.items():
@@ -72,3 +73,16 @@ def load(lab: Path) -> LabRecipes:
         raise ValueError(f"{path}: student.copy: {outside[0]} leaves the lab's folder (a lab is one folder)")
     files = {str(k): str(v) for k, v in (raw.get("files") or {}).items()}
     return LabRecipes(copy, student.get("handout"), tuple(nbgrader.get("without") or ()), files)
+
+
+def default_files(lab: Path) -> dict[str, str]:
+    """What a lab without a recipe says of its student files: the submission is the student's code; a world file is
+    what its module docstring's first line says."""
+    raw = yaml.safe_load((lab / "grading.yaml").read_text()) or {}
+    files = {str(raw.get("submission")): "**your code**: the functions to implement, each a stub raising "
+             "`NotImplementedError`"}
+    for entry in raw.get("world") or ():
+        path = lab / "assignment" / entry if "/" not in entry else lab / entry
+        doc = ast.get_docstring(ast.parse(path.read_text())) if path.suffix == ".py" and path.is_file() else None
+        files[PurePosixPath(entry).name] = (doc or "part of the given world").splitlines()[0].rstrip(".")
+    return files

@@ -39,17 +39,21 @@ def check(id: str, title: str, functions: tuple[str, ...]):
 
 def load_all() -> dict[str, Check]:
     """Import every check module of the lab that is present: grading/checks/public/ and grading/checks/hidden/
-    (the student bundle has no `hidden/`); with the hidden ones, the tests derived from the contract
-    (checks/contract_tests.py)."""
-    from autograder import registry
+    (the student bundle has no `hidden/`); then the checks the contract declares (checks/derived.py: worked examples,
+    and with the lab's hidden side the differential checks on declared domains) and the tests derived from the
+    contract (checks/contract_tests.py)."""
+    from autograder import config, registry
     for sub in ("checks.public", "checks.hidden"):
         if not registry.has_module(sub):
             continue
         package = registry.lab_module(sub)
         for info in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{info.name}")
-    if registry.has_module("checks.hidden"):  # the contract's own tests need the reference: never self-checked
-        from autograder import config
+    full = registry.is_full_lab()  # the differential and contract tests need the reference: never self-checked
+    # the declared checks are loaded like a lab's check modules, by name: their bodies use checks/examples.py, whose
+    # data file's writer loads every check
+    importlib.import_module("autograder.checks.derived").register(config.current(), hidden=full)
+    if full:
         from autograder.checks import contract_tests
         contract_tests.register(config.current())
     return REGISTRY

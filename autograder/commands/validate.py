@@ -124,9 +124,10 @@ def main(args: argparse.Namespace) -> int:
     problems += [(f"{a} and {b}", f"{fn}: they answer alike on every confirmation input, so neither can be named "
                   "(give inputs where they differ, or declare them one diagnosis: the bank's SAME_DIAGNOSIS)")
                  for fn, a, b in together]
-    from autograder import registry
-    if not registry.has_module("checks.hidden.domains"):
-        print("\ncoverage: this lab declares no domain (grading/checks/hidden/domains.py): not measured")
+    from autograder.checks import differential
+    if differential.lab_domains() is None:
+        print("\ncoverage: this lab declares no domain (grading.yaml `contract.F.domain`, or "
+              "grading/checks/hidden/domains.py): not measured")
     elif not args.no_coverage:
         from autograder.validity import coverage
 

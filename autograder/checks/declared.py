@@ -1,0 +1,192 @@
+"""What a contract function's declared domain (grading.yaml `contract.F.domain`, autograder/domain_spec.py) gives
+its differential check without code: a hypothesis strategy over the whole domain, the domain's factors (factors.py)
+with the pairs of levels no valid call has, and chosen examples from a pairwise covering array of them (covering.py).
+
+    strategy(function)   -> a strategy of positional-argument tuples: dtype, sizes, values, masks, settings
+    factors_of(function) -> (factors, impossible pairs)
+    chosen(function)     -> one argument tuple per row of the covering array (both dtypes among them)
+
+Factors: `dtype`; per size letter L, `size L` is "1" or "2..4"; per mask, "all 1" or "some 0" (a mask whose last
+size is 1 has only its first column, which is 1); per `float`/`int` range, its low, middle and high third (an int
+range of at most 3 values: each value); per `bool`, False and True; per `choice`, each value.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+
+from autograder import config
+from autograder.checks.covering import covering_rows
+from autograder.checks.factors import Factor, Pair, dtype_factor
+from autograder.checks.strategies import DTYPES, bounded, floats
+from autograder.domain_spec import Parameter
+
+VALUES = 4.0          # |tensor entries| the strategy draws (0 and the bounds often: strategies.bounded)
+SIZES = (1, 4)        # a size letter's values (as autograder/domains.py draws them)
+THIRDS = ("low third", "middle third", "high third")
+
+
+def parameters(function: str) -> list[Parameter]:
+    spec = config.current().contract[function]
+    return [Parameter.parse(name, spec.domain[name]) for name in spec.parameters]
+
+
+def letters(params: list[Parameter]) -> list[str]:
+    """The size letters, in order of first use."""
+    return list(dict.fromkeys(d for p in params for d in p.dims if not d.isdigit()))
+
+
+# ---------------------------------------------------------------- the strategy
+def strategy(function: str) -> st.SearchStrategy[tuple]:
+    """Argument tuples of `function` drawn from its declared domain (the domain is in the strategy's repr, so a
+    changed domain draws anew: checks/examples.py keys the shipped draws by it)."""
+    spec = config.current().contract[function]
+    return declared_call(function, tuple(spec.domain[p] for p in spec.parameters))
+
+
+@st.composite
+def declared_call(draw, function: str, domain: tuple[str, ...]) -> tuple:
+    params = parameters(function)
+    dtype = draw(st.sampled_from(DTYPES))
+    sizes = {letter: draw(st.integers(*SIZES)) for letter in letters(params)}
+    return tuple(draw(_values(p, sizes, dtype)) for p in params)
+
+
+def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.SearchStrategy:
+    if p.kind in ("tensor", "mask"):
+        shape = _shape(p, sizes)
+        n = int(torch.Size(shape).numel())
+        if p.kind == "mask":
+            return st.lists(st.booleans(), min_size=n, max_size=n).map(lambda bits: _as_mask(bits, shape, dtype))
+        return st.lists(bounded(-VALUES, VALUES), min_size=n, max_size=n).map(
+            lambda xs: torch.tensor(xs, dtype=torch.float64).reshape(shape).to(dtype))
+    if p.kind == "float":  # a setting: any float of the range (its bounds need not be float32's), the bounds often
+        inside = floats(p.low, p.high)
+        return st.one_of(inside, inside, inside, st.sampled_from((p.low, p.high)))
+    if p.kind == "int":
+        return st.integers(int(p.low), int(p.high))
+    if p.kind == "bool":
+        return st.booleans()
+    return st.sampled_from(p.choices)
+
+
+def _shape(p: Parameter, sizes: dict[str, int]) -> tuple[int, ...]:
+    return tuple(int(d) if d.isdigit() else sizes[d] for d in p.dims)
+
+
+def _as_mask(bits: list[bool], shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    mask = torch.tensor(bits, dtype=dtype).reshape(shape)
+    if mask.dim():
+        mask[..., 0] = 1.0  # no row is all padding (autograder/domains.py)
+    return mask
+
+
+# ---------------------------------------------------------------- factors
+def factors_of(function: str) -> tuple[tuple[Factor, ...], dict[Pair, str]]:
+    """The factors of `function`'s declared domain and the pairs of their levels no valid call has."""
+    params = parameters(function)
+    tensors = [p for p in params if p.kind in ("tensor", "mask")]
+    made: list[Factor] = [dtype_factor(tensors[0].name)] if tensors else []
+    for letter in letters(params):
+        owner = next(p for p in params if letter in p.dims)
+        made.append(_size_factor(letter, owner.name, owner.dims.index(letter)))
+    impossible: dict[Pair, str] = {}
+    for p in params:
+        if p.kind == "mask" and p.dims[-1] != "1":
+            made.append(Factor(p.name, ("all 1", "some 0"), functools.partial(_parameter_level, p)))
+            if not p.dims[-1].isdigit():
+                impossible[((f"size {p.dims[-1]}", "1"), (p.name, "some 0"))] = \
+                    f"a {p.name} of one column is that column, which is 1"
+        elif p.kind in ("float", "int", "bool", "choice"):
+            levels = {"bool": ("False", "True"), "choice": p.choices}.get(p.kind) or _range_levels(p)
+            made.append(Factor(p.name, levels, functools.partial(_parameter_level, p)))
+    return tuple(made), impossible
+
+
+def _size_factor(letter: str, name: str, axis: int) -> Factor:
+    """`size LETTER`: "1" or "2..4", read from the parameter `name`'s dimension `axis`."""
+    return Factor(f"size {letter}", ("1", "2..4"), lambda a: "1" if a[name].shape[axis] == 1 else "2..4")
+
+
+def _parameter_level(p: Parameter, arguments: dict) -> str:
+    """The level of parameter `p`'s value in a call (argument name -> value)."""
+    value = arguments[p.name]
+    if p.kind == "mask":
+        return "all 1" if bool(value.all()) else "some 0"
+    if p.kind == "bool":
+        return str(bool(value))
+    return str(value) if p.kind == "choice" else _range_level(p, value)
+
+
+def _int_values(p: Parameter) -> list[int]:
+    return list(range(int(p.low), int(p.high) + 1))
+
+
+def _range_levels(p: Parameter) -> tuple[str, ...]:
+    if p.kind == "int" and len(_int_values(p)) <= 3:
+        return tuple(str(v) for v in _int_values(p))
+    return THIRDS
+
+
+def _range_level(p: Parameter, value: Any) -> str:
+    if p.kind == "int" and len(_int_values(p)) <= 3:
+        return str(int(value))
+    width = (p.high - p.low) / 3
+    return THIRDS[min(2, max(0, int((float(value) - p.low) // width)))] if width > 0 else THIRDS[1]
+
+
+# ---------------------------------------------------------------- chosen examples
+def chosen(function: str) -> list[tuple]:
+    """One argument tuple per row of a pairwise covering array of `function`'s factors (deterministic)."""
+    params = parameters(function)
+    factors, impossible = factors_of(function)
+    rows = covering_rows(factors, impossible, lambda levels: 0)
+    return [_example(function, params, row.levels, i) for i, row in enumerate(rows)]
+
+
+def _example(function: str, params: list[Parameter], levels: dict[str, str], index: int) -> tuple:
+    rng = random.Random(f"{function} chosen {index}")
+    g = torch.Generator().manual_seed(rng.randrange(2**31))
+    dtype = torch.float32 if levels.get("dtype") == "float32" else torch.float64
+    sizes = {letter: 1 if levels.get(f"size {letter}") == "1" else rng.randint(2, SIZES[1])
+             for letter in letters(params)}
+    args: list[Any] = []
+    for p in params:
+        if p.kind == "tensor":
+            args.append(torch.randn(_shape(p, sizes), generator=g, dtype=torch.float64).to(dtype))
+        elif p.kind == "mask":
+            args.append(_chosen_mask(_shape(p, sizes), levels.get(p.name) == "some 0", rng, dtype))
+        elif p.kind in ("float", "int"):
+            args.append(_in_level(p, levels.get(p.name, THIRDS[1]), rng))
+        elif p.kind == "bool":
+            args.append(levels.get(p.name, "False") == "True")
+        else:
+            args.append(levels.get(p.name, p.choices[0]))
+    return tuple(args)
+
+
+def _chosen_mask(shape: tuple[int, ...], padded: bool, rng: random.Random, dtype: torch.dtype) -> torch.Tensor:
+    mask = torch.ones(shape, dtype=dtype)
+    if padded and shape and shape[-1] > 1:
+        flat = mask.reshape(-1, shape[-1])
+        for row in flat:  # each row: a random prefix kept, at least the first column; one row surely padded
+            row[rng.randint(1, shape[-1]):] = 0.0
+        flat[rng.randrange(flat.shape[0]), -1] = 0.0
+    return mask
+
+
+def _in_level(p: Parameter, level: str, rng: random.Random) -> float | int:
+    if p.kind == "int" and level not in THIRDS:
+        return int(level)
+    k = THIRDS.index(level)
+    width = (p.high - p.low) / 3
+    if p.kind == "int":
+        values = [v for v in _int_values(p) if _range_level(p, v) == level]
+        return rng.choice(values or _int_values(p))
+    value = round(p.low + width * (k + rng.uniform(0.1, 0.9)), 3)
+    return min(p.high, max(p.low, value))

@@ -1,0 +1,68 @@
+"""The differential check a lab declares instead of writing (grading.yaml `contract.F.domain`; registered by
+checks/derived.py in a full lab, never shipped to students):
+
+    PART.matches_reference  F against the reference on its declared domain: the draws of a strategy over the whole
+                            domain (checks/declared.py, shipped in examples.json like any property check's), then the
+                            chosen examples of a pairwise covering array of the domain's factors; values at the
+                            precision returned, and a scalar answer's gradient to each `differentiable` parameter
+
+    lab_domains()           the lab's grading/checks/hidden/domains.py, else the derived DIFFERENTIAL, FACTORS and
+                            IMPOSSIBLE (what validate's coverage reads), else None
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from autograder import config
+from autograder.checks import declared, examples, tools
+from autograder.checks.base import REGISTRY, Context
+from autograder.checks.tools import Call, expect_like_reference
+from autograder.domain_spec import derived_test_id
+
+
+def differential_id(cfg: config.Config, function: str) -> str:
+    return derived_test_id({f: spec.part for f, spec in cfg.contract.items()}, function, "matches_reference")
+
+
+def is_derived(function: str) -> bool:
+    """`function` declares a domain and its differential check is the derived one (the lab registered none)."""
+    cfg = config.current()
+    registered = REGISTRY.get(differential_id(cfg, function))
+    return bool(cfg.contract[function].domain) and (registered is None or getattr(registered.run, "derived", False))
+
+
+def check(function: str) -> Callable[[Context], None]:
+    def derived_differential(ctx: Context) -> None:
+        spec = config.current().contract[function]
+        grad = tuple(i for i, p in enumerate(spec.parameters) if p in spec.differentiable) \
+            if spec.returns == "scalar" else ()
+
+        def body(args: tuple) -> None:
+            args = tuple(a.requires_grad_(True) if i in grad else a for i, a in enumerate(args))
+            if tools.RECORDED is not None:  # validate's coverage (expect_like_reference asks without recording)
+                tools.RECORDED.append((function, args, {}))
+            expect_like_reference(ctx, Call(function, args, grad=grad, names=spec.parameters,
+                                            shape=spec.shapes(args)))
+        body.__module__ = __name__
+        examples.for_all(ctx, declared.strategy(function), body, chosen=function)
+    derived_differential.__module__ = __name__
+    return derived_differential
+
+
+# ---------------------------------------------------------------- the lab's domains, declared or derived
+def lab_domains() -> Any:
+    """The lab's domains module (grading/checks/hidden/domains.py), else the derived DIFFERENTIAL, FACTORS and
+    IMPOSSIBLE (checks/declared.py) of the functions whose differential check is the derived one (what validate's
+    coverage reads), else None."""
+    from autograder import registry
+    if registry.has_module("checks.hidden.domains"):
+        return registry.lab_module("checks.hidden.domains")
+    cfg = config.current()
+    mine = [f for f in cfg.contract if is_derived(f)]
+    if not mine:
+        return None
+    made = {f: declared.factors_of(f) for f in mine}
+    return SimpleNamespace(DIFFERENTIAL={f: differential_id(cfg, f) for f in mine},
+                           FACTORS={f: made[f][0] for f in mine}, IMPOSSIBLE={f: made[f][1] for f in mine})

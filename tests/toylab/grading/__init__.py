@@ -1,1 +1,0 @@
-"""The toy lab's grader side (loaded by the engine as the package `toylab`)."""

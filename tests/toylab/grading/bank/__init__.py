@@ -1,1 +1,0 @@
-"""Known mistakes and correct variants."""

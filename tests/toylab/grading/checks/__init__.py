@@ -1,1 +1,0 @@
-"""The toy lab's checks."""
