@@ -29,7 +29,7 @@ import hypothesis.errors
 import torch
 
 from autograder import budget as budget_mod
-from autograder import checks, lanes, preflight, registry, textsafe
+from autograder import checks, lanes, preflight, registry, sandbox, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
 from autograder.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty
@@ -83,9 +83,28 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     `plots`: the e2e tests' plots, made only for the tests whose outcome students see now (report.html shows
     no other); False where no report is written (validation).
     """
+    try:
+        return _grade(submission, only, cfg, mode, lane_count, secrets, progress, wall_seconds, plots)
+    finally:
+        sandbox.discard_early()
+
+
+def _start_early(found: Submission, cfg: config_mod.Config, mode: Mode) -> None:
+    """The secrets probe's and the first lane's child's interpreters start now: their imports overlap the judge's
+    preparation (reference, secrets search, tests, second lane); each is handed over where it is needed."""
+    if mode == "full":
+        sandbox.start_early(None, cfg.limits, program="probe.py")
+    if not found.problem and not is_empty(found.path):
+        sandbox.start_early(found.path, cfg.limits)
+
+
+def _grade(submission: Path, only: set[str] | None, cfg: config_mod.Config | None, mode: Mode,
+           lane_count: int | None, secrets: Iterable[Path], progress: Progress | None, wall_seconds: float | None,
+           plots: bool) -> GradeResult:
     cfg = cfg or config_mod.load()
     try:
         found = find_submission(submission, Contract.of(cfg))
+        _start_early(found, cfg, mode)
         if mode == "full":
             load_reference()  # loaded once, before a second lane is forked
             preflight.ensure_secrets_hidden(cfg.limits, extra=list(secrets))

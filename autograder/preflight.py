@@ -31,7 +31,7 @@ from pathlib import Path
 from autograder import isolation, secret_files
 from autograder.config import Limits
 from autograder.isolation import IsolationError
-from autograder.sandbox import Child, ChildFailure, SandboxError
+from autograder.sandbox import Child, ChildFailure, SandboxError, started
 
 CHUNK = 2_000  # paths per question to the probe (a frame's JSON stays far below wire.MAX_JSON)
 USABLE = ("its world folder", "its submission folder", "its temp folder", "its world files")  # probe.usable's words
@@ -98,7 +98,7 @@ def ensure_child_can_work(limits: Limits, iso: isolation.Isolation | None = None
 
 def _start_probe(limits: Limits, iso: isolation.Isolation) -> Child:
     try:
-        return Child(None, limits, iso, program="probe.py")
+        return started(None, limits, iso, program="probe.py")
     except (SandboxError, ChildFailure) as exc:
         raise SecretsVisible(f"cannot check that the grader's files are hidden from submissions ({exc}); "
                              "not grading") from None
