@@ -97,7 +97,7 @@ class Zygote:
         finally:
             for sock in theirs:
                 sock.close()
-        self.owner, self.lane = os.getpid(), 0
+        self.owner, self.lane, self.starter = os.getpid(), 0, os.getpid()
         self.ended_codes: dict[int, int] = {}
 
     @property
@@ -154,11 +154,14 @@ class Zygote:
         return self.ended_codes.get(pid)
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return _alive(self.proc.pid)  # (a forked lane cannot wait for its parent's child)
 
     def close(self) -> None:
+        """Close this process's sockets; the process that started the zygote also waits for it to exit."""
         for sock in self.sockets:
             sock.close()
+        if self.starter != os.getpid():
+            return
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
