@@ -182,6 +182,11 @@ def start() -> None:
         _ZYGOTE = Zygote()
 
 
+def running() -> bool:
+    """Whether this process has a zygote (started by `start`, or by a child it forked)."""
+    return _ZYGOTE is not None and _ZYGOTE.alive()
+
+
 def fork(home: Path, program: str, argv: list[str], env: dict, fds: tuple[int, int, int]) -> int:
     """The pid of a child forked by this process tree's zygote (started if none runs), which holds `fds` as its
     input, answers and output; raises ZygoteError (then start a fresh child)."""

@@ -252,3 +252,52 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
     except OSError:
         return False
+
+
+# ---------------------------------------------------------------------------------- early start (every level)
+@pytest.fixture
+def fresh(monkeypatch):
+    monkeypatch.setenv("AUTOGRADER_WARM", "0")  # the early start of fresh children (bubblewrap's, or forced)
+    yield
+    sandbox.discard_early()
+
+
+def test_an_early_child_is_handed_over_and_runs_nothing_before(submission, fresh):
+    limits = config.current().limits
+    sandbox.start_early(submission, limits)
+    (early,) = sandbox._EARLY.values()
+    assert early.hello == {} and early._drainer.ident is None  # waiting for its set-up: no thread, no import
+    child = sandbox.started(submission, limits)
+    try:
+        assert child is early and child.hello == {"ok": True} and not sandbox._EARLY
+        assert ask(child, "look", "FOUND")["uid"] == (child.uid if child.uid is not None else os.getuid())
+    finally:
+        child.kill()
+
+
+def test_an_early_child_never_handed_over_is_killed_with_its_folder(submission, fresh):
+    sandbox.start_early(submission, config.current().limits)
+    (early,) = sandbox._EARLY.values()
+    pid, home = early.proc.pid, early.home
+    sandbox.discard_early()
+    assert not sandbox._EARLY and not _alive(pid) and not home.exists()
+
+
+def _early_children_seen(queue) -> None:
+    queue.put(len(sandbox._EARLY))
+
+
+def test_a_forked_judge_does_not_take_its_parents_early_child(submission, fresh):
+    limits = config.current().limits
+    sandbox.start_early(submission, limits)
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    lane = context.Process(target=_early_children_seen, args=(queue,))
+    lane.start()
+    lane.join(60)
+    assert queue.get(timeout=5) == 0 and len(sandbox._EARLY) == 1  # still the parent's, handed over there
+    child = sandbox.started(submission, limits)
+    try:
+        assert child.hello == {"ok": True}
+    finally:
+        child.kill()
