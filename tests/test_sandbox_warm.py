@@ -27,7 +27,7 @@ from autograder import config, isolation, sandbox, zygote
 ROOT = Path(__file__).resolve().parent.parent
 
 PLANTER = textwrap.dedent('''
-    import json, os, sys, tempfile, torch
+    import json, os, random, sys, tempfile, torch
 
     def listed(folder):
         try:
@@ -47,6 +47,7 @@ PLANTER = textwrap.dedent('''
             "file in tmp": any("planted" in n for n in os.listdir(tempfile.gettempdir())),
             "file in /dev/shm": any("planted" in n for n in listed("/dev/shm")),
             "uid": os.getuid(), "ppid": os.getppid(), "pid": os.getpid(), "cwd": os.getcwd(),
+            "random": random.getrandbits(64),
             "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
         }
         print("FOUND " + json.dumps(found), flush=True)
@@ -148,8 +149,9 @@ def test_nothing_crosses_between_two_warm_children(submission):
         second.kill()
     assert after["ppid"] == before["ppid"]  # one zygote forked both
     assert after["uid"] != before["uid"] and after["uid"] == second.uid  # its own uid: confine ran, unpatched
-    same = {k: after[k] for k in after if k not in ("uid", "pid", "cwd")}
-    assert same == {k: before[k] for k in before if k not in ("uid", "pid", "cwd")}, (before, after)
+    own = ("uid", "pid", "cwd", "random")
+    assert {k: after[k] for k in after if k not in own} == {k: before[k] for k in before if k not in own}
+    assert after["random"] != before["random"]  # drawn afresh in each child, as a fresh interpreter does
     assert after["cwd"] == str(second.home) and before["cwd"] == str(first.home)
     assert after["fds"][:5] == [0, 1, 2, 3, 4]
 

@@ -81,6 +81,7 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket]) ->
         os.environ.clear()
         os.environ.update(request["env"])
         tempfile.tempdir = None  # as a fresh child: $TMPDIR is its own folder's
+        reseed()
         program = os.path.join(home, request["program"])
         sys.argv = [program, *request["argv"], str(IN_FD), str(OUT_FD)]
         (worker if request["program"] == "worker.py" else probe).main()
@@ -96,6 +97,16 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket]) ->
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def reseed() -> None:
+    """Draw afresh what a fresh interpreter draws at its start: the random module's and numpy's global
+    generators (torch's default generator has a fixed seed either way)."""
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
 
 
 def fork(request: dict, fds: list[int], sockets: list[socket.socket]) -> dict:
