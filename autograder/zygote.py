@@ -112,11 +112,13 @@ class Zygote:
             deadline = time.monotonic() + START_SECONDS
             while True:
                 answer = self._next(deadline - time.monotonic())
-                if answer is None:
-                    raise ZygoteError("the zygote did not answer")
+                if answer is None:  # it holds the request and `fds`: it must never fork it late (the fresh
+                    self.proc.kill()  # child started instead has the same pipes), so it goes, children included
+                    raise ZygoteError(f"the zygote did not answer within {START_SECONDS:g} s")
                 if "pid" in answer or "error" in answer:
                     break
         except OSError as exc:
+            self.proc.kill()
             raise ZygoteError(f"the zygote is gone ({errno.errorcode.get(exc.errno or 0, exc)})") from None
         if "error" in answer or type(answer.get("pid")) is not int:
             raise ZygoteError(str(answer.get("error", "malformed answer")))

@@ -57,12 +57,14 @@ def receive(sock: socket.socket) -> tuple[dict | None, list[int]]:
     return json.loads(data), list(fds)
 
 
-def become_child(request: dict, fds: list[int], sockets: list[socket.socket]) -> None:
+def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zygote: int) -> None:
     """In the forked process: die with the zygote, own session, only its own descriptors, its folder and
     environment as a fresh child's, then run its program (which confines itself first). Never returns."""
     code = 1
     try:
         confine._prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != zygote:  # the zygote died before the line above: so does this child
+            os._exit(1)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
@@ -114,9 +116,10 @@ def fork(request: dict, fds: list[int], sockets: list[socket.socket]) -> dict:
         return {"error": "malformed fork request"}
     if threads() != 1:  # a fork copies one thread: a lock another held would stay held
         return {"error": f"the zygote runs {threads()} threads"}
+    zygote = os.getpid()
     pid = os.fork()
     if pid == 0:
-        become_child(request, fds, sockets)
+        become_child(request, fds, sockets, zygote)
     return {"pid": pid}
 
 
