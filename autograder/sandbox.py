@@ -482,6 +482,11 @@ class Child:
                 except (ProcessLookupError, PermissionError):
                     pass
             time.sleep(0.01)
+        if isinstance(proc, zygote.Forked) and proc.returncode is None:
+            try:  # its end, and its CPU for the grade's budget, as the zygote reaped it
+                proc.wait(timeout=KILL_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
         if proc is not None and self._drainer.ident is not None:
             self._drainer.join(timeout=1)
         for fd in (self._to_child, self._from_child):

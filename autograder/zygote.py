@@ -99,6 +99,7 @@ class Zygote:
                 sock.close()
         self.owner, self.lane, self.starter = os.getpid(), 0, os.getpid()
         self.ended_codes: dict[int, int] = {}
+        self.reaped = 0.0  # CPU seconds of this lane's children that ended (the zygote reaps them, not the judge)
 
     @property
     def sock(self) -> socket.socket:
@@ -143,6 +144,7 @@ class Zygote:
         message = json.loads(data)
         if "ended" in message:
             self.ended_codes[int(message["ended"])] = int(message["code"])
+            self.reaped += float(message.get("cpu", 0.0))
         return message
 
     def ended(self, pid: int) -> int | None:
@@ -173,6 +175,7 @@ class Zygote:
 
 
 _ZYGOTE: Zygote | None = None
+_STOPPED = 0.0  # reaped CPU of this process's zygotes stopped before (a counter only grows, as rusage's)
 
 
 def start() -> None:
@@ -182,6 +185,11 @@ def start() -> None:
         if _ZYGOTE is not None:
             _ZYGOTE.close()
         _ZYGOTE = Zygote()
+
+
+def reaped_cpu() -> float:
+    """CPU seconds of the children this process had forked that ended (its budget counts them as reaped children)."""
+    return _STOPPED + (_ZYGOTE.reaped if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid() else 0.0)
 
 
 def running() -> bool:
@@ -202,15 +210,17 @@ def fork(home: Path, program: str, argv: list[str], env: dict, fds: tuple[int, i
 
 def stop() -> None:
     """Close the zygote (the end of a grade): it exits, and any child it forked that still runs dies with it."""
-    global _ZYGOTE
+    global _ZYGOTE, _STOPPED
     if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid():
+        _STOPPED += _ZYGOTE.reaped
         _ZYGOTE.close()
     _ZYGOTE = None
 
 
 def _take_spare() -> None:
     """In a forked judge (the second lane): use the zygote's next socket, close the parent's."""
-    global _ZYGOTE
+    global _ZYGOTE, _STOPPED
+    _STOPPED = 0.0  # a forked process's rusage of reaped children starts at 0 too
     z = _ZYGOTE
     if z is None:
         return
@@ -222,7 +232,7 @@ def _take_spare() -> None:
         return
     z.lane += 1
     z.owner = os.getpid()
-    z.ended_codes = {}
+    z.ended_codes, z.reaped = {}, 0.0
 
 
 if hasattr(os, "register_at_fork"):

@@ -303,3 +303,22 @@ def test_a_forked_judge_does_not_take_its_parents_early_child(submission, fresh)
         assert child.hello == {"ok": True}
     finally:
         child.kill()
+
+
+def test_a_warm_childs_cpu_counts_in_the_grades_budget_once_it_ended(submission):
+    """The zygote reaps its children, not the judge: their CPU reaches the budget as a reaped child's would."""
+    from autograder import budget
+    iso, limits = warm_level(), config.current().limits
+    spin = submission.with_name("spin.py")
+    spin.write_text("import time\ndef f(x):\n    end = time.process_time() + 1.0\n"
+                    "    while time.process_time() < end:\n        pass\n    return x\n")
+    before = budget.children_cpu()
+    child = sandbox.Child(spin, limits, iso)
+    try:
+        import torch
+        assert child.request({"op": "call", "fn": "f", "args": [torch.zeros(1)], "kwargs": {}, "grad": []},
+                             timeout=60).get("ok")
+    finally:
+        child.kill()
+    assert isinstance(child.proc, zygote.Forked) and child.proc.returncode is not None
+    assert budget.children_cpu() - before >= 0.9

@@ -8,7 +8,8 @@ without bubblewrap (autograder/zygote.py says where and why).
     {"op": "fork", "program": "worker.py" | "probe.py", "argv": [SUBMISSION, WORLD], "home": DIR, "env": {...}}
         with 3 descriptors (SCM_RIGHTS): the child's input, its answers, its output (stdout and stderr)
       -> {"pid": PID} (the child waits for its set-up), or {"error": "..."} (the judge starts a fresh one)
-    whenever a child of that socket ends: {"ended": PID, "code": its exit code, -N for signal N}
+    whenever a child of that socket ends: {"ended": PID, "code": its exit code, -N for signal N, "cpu": seconds
+    of CPU it and the children it reaped used (wait4): the judge's budget counts it as its own reaped child's}
 The zygote exits when the first socket closes, or when the judge dies (PR_SET_PDEATHSIG); its children then
 die too (each sets PR_SET_PDEATHSIG before anything else). Nothing a child does reaches the zygote: the child
 is another uid (it cannot signal, ptrace or open the zygote's /proc entries), holds none of its descriptors,
@@ -138,14 +139,15 @@ def main() -> None:
             os.read(wake_r, 4096)
         while owner:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
             sock = owner.pop(pid, None)
-            if sock is not None and sock in live:
-                _send(sock, {"ended": pid, "code": os.waitstatus_to_exitcode(status)}, live)
+            if sock is not None and sock in live:  # its CPU: the judge's budget counts it, as a reaped child's
+                _send(sock, {"ended": pid, "code": os.waitstatus_to_exitcode(status),
+                             "cpu": usage.ru_utime + usage.ru_stime}, live)
         for sock in [s for s in live if s.fileno() in ready]:
             try:
                 request, fds = receive(sock)
