@@ -207,10 +207,15 @@ def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[li
 
 def _second_lane(found: Submission, test_ids: list[str], cfg: config_mod.Config,
                  mode: Mode, plots: bool) -> tuple[list[TestResult], str]:
-    """run_lane in the forked second lane, on the grade's budget (inherited with the fork, never pickled)."""
+    """run_lane in the forked second lane, on the grade's budget (inherited with the fork, never pickled); its
+    child's interpreter starts at once, while the lane prepares its first test."""
     assert _BUDGET is not None
-    return run_lane(found, test_ids, _BUDGET, cfg, mode,
-                    ended=lambda done: lanes.send(b"result\n" + pickle.dumps(done[-1])), plots=plots)
+    sandbox.start_early(found.path, cfg.limits)
+    try:
+        return run_lane(found, test_ids, _BUDGET, cfg, mode,
+                        ended=lambda done: lanes.send(b"result\n" + pickle.dumps(done[-1])), plots=plots)
+    finally:
+        sandbox.discard_early()
 
 
 def e2e_runs(chosen: list[str], cfg: config_mod.Config) -> dict[str, dict]:
