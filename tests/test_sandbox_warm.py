@@ -42,7 +42,9 @@ PLANTER = textwrap.dedent('''
             "default dtype": str(torch.get_default_dtype()),
             "module": "planted_module" in sys.modules,
             "environment": "PLANTED" in os.environ,
-            "worker patched": getattr(sys.modules.get("worker"), "planted", False),
+            "worker patched": getattr(sys.modules.get("__main__"), "planted", False),
+            "main": [sys.modules["__main__"].__name__, hasattr(sys.modules["__main__"], "call"),
+                     "worker" in sys.modules, "zygote" in sys.modules, "probe" in sys.modules],
             "confine patched": getattr(sys.modules.get("confine"), "planted", False),
             "file in tmp": any("planted" in n for n in os.listdir(tempfile.gettempdir())),
             "file in /dev/shm": any("planted" in n for n in listed("/dev/shm")),
@@ -58,7 +60,7 @@ PLANTER = textwrap.dedent('''
         torch.set_default_dtype(torch.float64)
         sys.modules["planted_module"] = sys
         os.environ["PLANTED"] = "1"
-        sys.modules["worker"].planted = True
+        sys.modules["__main__"].planted = True
         confine = sys.modules["confine"]
         confine.planted = True
         confine.confine = lambda setup: None      # a later child would run unconfined, were this shared
@@ -75,12 +77,13 @@ PLANTER = textwrap.dedent('''
     def reach(arg):
         """What this child can do to its parent (the zygote): signal it, trace it, read its memory and files."""
         ppid, tried = os.getppid(), {}
+        zygote_folder = os.path.dirname(sys.modules["__main__"].__file__)  # where the worker was imported from
         for name, attempt in [("signal 0", lambda: os.kill(ppid, 0)), ("SIGKILL", lambda: os.kill(ppid, 9)),
                               ("SIGSTOP", lambda: os.kill(ppid, 19)),
                               ("read mem", lambda: open("/proc/%d/mem" % ppid, "rb").read(1)),
                               ("read environ", lambda: open("/proc/%d/environ" % ppid, "rb").read(1)),
                               ("list fds", lambda: os.listdir("/proc/%d/fd" % ppid)),
-                              ("list its folder", lambda: os.listdir(os.path.dirname(sys.modules["worker"].__file__)))]:
+                              ("list its folder", lambda: os.listdir(zygote_folder))]:
             try:
                 attempt()
                 tried[name] = "done"
@@ -156,7 +159,7 @@ def test_nothing_crosses_between_two_warm_children(submission):
     assert after["fds"][:5] == [0, 1, 2, 3, 4]
 
 
-def test_a_warm_child_holds_the_descriptors_of_a_fresh_one(submission, monkeypatch):
+def test_a_warm_child_looks_like_a_fresh_one(submission, monkeypatch):
     iso, limits = warm_level(), config.current().limits
     found = {}
     for warm in ("1", "0"):
@@ -168,6 +171,7 @@ def test_a_warm_child_holds_the_descriptors_of_a_fresh_one(submission, monkeypat
         finally:
             child.kill()
     assert len(found["1"]["fds"]) == len(found["0"]["fds"])  # stdin/out/err, its channel, Landlock's /proc rule
+    assert found["1"]["main"] == found["0"]["main"] == ["__main__", True, False, False, False]  # the worker, alone
 
 
 def test_a_warm_child_cannot_reach_the_zygote(submission):

@@ -87,7 +87,9 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zy
         reseed()
         program = os.path.join(home, request["program"])
         sys.argv = [program, *request["argv"], str(IN_FD), str(OUT_FD)]
-        (worker if request["program"] == "worker.py" else probe).main()
+        program_module = worker if request["program"] == "worker.py" else probe
+        become_main(program_module)
+        program_module.main()
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
@@ -100,6 +102,15 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zy
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def become_main(module) -> None:
+    """Make the program `__main__`, as `python -I worker.py` does: a submission that reaches the worker through
+    sys.modules["__main__"] finds it, and finds no zygote, nor the other program."""
+    for name in ("worker", "probe"):
+        sys.modules.pop(name, None)
+    module.__name__ = "__main__"
+    sys.modules["__main__"] = module
 
 
 def reseed() -> None:
