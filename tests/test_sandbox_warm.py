@@ -44,7 +44,8 @@ PLANTER = textwrap.dedent('''
             "environment": "PLANTED" in os.environ,
             "worker patched": getattr(sys.modules.get("__main__"), "planted", False),
             "main": [sys.modules["__main__"].__name__, hasattr(sys.modules["__main__"], "call"),
-                     "worker" in sys.modules, "zygote" in sys.modules, "probe" in sys.modules],
+                     "worker" in sys.modules, "zygote" in sys.modules, "probe" in sys.modules,
+                     os.path.dirname(sys.modules["__main__"].__file__) == os.getcwd(), os.getcwd() in sys.path],
             "confine patched": getattr(sys.modules.get("confine"), "planted", False),
             "file in tmp": any("planted" in n for n in os.listdir(tempfile.gettempdir())),
             "file in /dev/shm": any("planted" in n for n in listed("/dev/shm")),
@@ -77,7 +78,7 @@ PLANTER = textwrap.dedent('''
     def reach(arg):
         """What this child can do to its parent (the zygote): signal it, trace it, read its memory and files."""
         ppid, tried = os.getppid(), {}
-        zygote_folder = os.path.dirname(sys.modules["__main__"].__file__)  # where the worker was imported from
+        zygote_folder = os.path.dirname(sys.modules["__main__"].call.__code__.co_filename)  # the worker's source
         for name, attempt in [("signal 0", lambda: os.kill(ppid, 0)), ("SIGKILL", lambda: os.kill(ppid, 9)),
                               ("SIGSTOP", lambda: os.kill(ppid, 19)),
                               ("read mem", lambda: open("/proc/%d/mem" % ppid, "rb").read(1)),
@@ -171,7 +172,7 @@ def test_a_warm_child_looks_like_a_fresh_one(submission, monkeypatch):
         finally:
             child.kill()
     assert len(found["1"]["fds"]) == len(found["0"]["fds"])  # stdin/out/err, its channel, Landlock's /proc rule
-    assert found["1"]["main"] == found["0"]["main"] == ["__main__", True, False, False, False]  # the worker, alone
+    assert found["1"]["main"] == found["0"]["main"] == ["__main__", True, False, False, False, True, True]
 
 
 def test_a_warm_child_cannot_reach_the_zygote(submission):

@@ -88,7 +88,7 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zy
         program = os.path.join(home, request["program"])
         sys.argv = [program, *request["argv"], str(IN_FD), str(OUT_FD)]
         program_module = worker if request["program"] == "worker.py" else probe
-        become_main(program_module)
+        become_main(program_module, home)
         program_module.main()
         code = 0
     except SystemExit as exc:
@@ -104,13 +104,18 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zy
             os._exit(code)
 
 
-def become_main(module) -> None:
+def become_main(module, home: str) -> None:
     """Make the program `__main__`, as `python -I worker.py` does: a submission that reaches the worker through
-    sys.modules["__main__"] finds it, and finds no zygote, nor the other program."""
+    sys.modules["__main__"] finds it, and finds no zygote, nor the other program; the runtime's files and import
+    path are the copies in the child's own folder, as a fresh child's (the zygote's folder is out of its reach)."""
     for name in ("worker", "probe"):
         sys.modules.pop(name, None)
     module.__name__ = "__main__"
     sys.modules["__main__"] = module
+    for runtime in (module, confine, worker.wire):
+        runtime.__file__ = os.path.join(home, os.path.basename(runtime.__file__ or ""))
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [home if entry == here else entry for entry in sys.path]
 
 
 def reseed() -> None:
