@@ -5,7 +5,7 @@ BUNDLES = tests/test_release_bundle.py tests/test_release_gradescope.py tests/te
           tests/test_grade_all_nbgrader.py tests/test_docker_level.py tests/test_lab13_release.py
 BROWSER = tests/test_report_browser.py tests/test_grade_all_browser.py tests/test_inert_outputs.py \
           tests/test_inert_outputs_browser.py tests/test_inert_outputs_office.py
-SANDBOX = tests/test_sandbox.py tests/test_sandbox_adversarial.py tests/test_sandbox_channels.py tests/test_wire_fuzz.py
+SANDBOX = tests/test_sandbox.py tests/test_sandbox_adversarial.py tests/test_sandbox_channels.py tests/test_sandbox_warm.py tests/test_wire_fuzz.py
 
 .PHONY: setup lint test test-engine test-slow test-bundles test-browser test-docker validate refresh-check ci
 

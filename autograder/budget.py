@@ -23,14 +23,17 @@ import resource
 import time
 from typing import Callable
 
+from autograder import zygote
+
 LANES = 2              # slots of the shared array: one per judge lane
 FRESH_SECONDS = 0.25   # a lane re-reads its live child's CPU at most this often (a /proc walk of its tree)
 
 
 def children_cpu() -> float:
-    """CPU seconds of this process's reaped children (and theirs), user and system."""
+    """CPU seconds of this process's reaped children (and theirs), user and system; with those its zygote forked
+    and reaped for it (autograder/zygote.py: warm children are not the judge's to reap)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    return usage.ru_utime + usage.ru_stime + zygote.reaped_cpu()
 
 
 class Budget:

@@ -29,7 +29,7 @@ import hypothesis.errors
 import torch
 
 from autograder import budget as budget_mod
-from autograder import checks, lanes, preflight, registry, textsafe
+from autograder import checks, lanes, preflight, registry, sandbox, textsafe
 from autograder import config as config_mod
 from autograder.checks import CheckFailed, Context
 from autograder.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty, unwritten
@@ -83,9 +83,28 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
     `plots`: the e2e tests' plots, made only for the tests whose outcome students see now (report.html shows
     no other); False where no report is written (validation).
     """
+    try:
+        return _grade(submission, only, cfg, mode, lane_count, secrets, progress, wall_seconds, plots)
+    finally:
+        sandbox.discard_early()
+
+
+def _start_early(found: Submission, cfg: config_mod.Config, mode: Mode) -> None:
+    """The secrets probe's and the first lane's child's interpreters start now: their imports overlap the judge's
+    preparation (reference, secrets search, tests, second lane); each is handed over where it is needed."""
+    if mode == "full":
+        sandbox.start_early(None, cfg.limits, program="probe.py")
+    if not found.problem and not is_empty(found.path):
+        sandbox.start_early(found.path, cfg.limits)
+
+
+def _grade(submission: Path, only: set[str] | None, cfg: config_mod.Config | None, mode: Mode,
+           lane_count: int | None, secrets: Iterable[Path], progress: Progress | None, wall_seconds: float | None,
+           plots: bool) -> GradeResult:
     cfg = cfg or config_mod.load()
     try:
         found = find_submission(submission, Contract.of(cfg))
+        _start_early(found, cfg, mode)
         if mode == "full":
             load_reference()  # loaded once, before a second lane is forked
             preflight.ensure_secrets_hidden(cfg.limits, extra=list(secrets))
@@ -197,10 +216,15 @@ def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[li
 
 def _second_lane(found: Submission, test_ids: list[str], cfg: config_mod.Config,
                  mode: Mode, plots: bool) -> tuple[list[TestResult], str]:
-    """run_lane in the forked second lane, on the grade's budget (inherited with the fork, never pickled)."""
+    """run_lane in the forked second lane, on the grade's budget (inherited with the fork, never pickled); its
+    child's interpreter starts at once, while the lane prepares its first test."""
     assert _BUDGET is not None
-    return run_lane(found, test_ids, _BUDGET, cfg, mode,
-                    ended=lambda done: lanes.send(b"result\n" + pickle.dumps(done[-1])), plots=plots)
+    sandbox.start_early(found.path, cfg.limits)
+    try:
+        return run_lane(found, test_ids, _BUDGET, cfg, mode,
+                        ended=lambda done: lanes.send(b"result\n" + pickle.dumps(done[-1])), plots=plots)
+    finally:
+        sandbox.discard_early()
 
 
 def e2e_runs(chosen: list[str], cfg: config_mod.Config) -> dict[str, dict]:

@@ -266,6 +266,10 @@ class CgroupLeaf:
         """Runs in the forked child before exec (no allocation-heavy Python): move it into the leaf."""
         os.write(self._procs, b"0")
 
+    def add(self, pid: int) -> None:
+        """Move a process started another way (a child forked by the zygote) into the leaf."""
+        os.write(self._procs, str(pid).encode())
+
     def oom_kills(self) -> int:
         try:
             events = dict(line.split() for line in (self.path / "memory.events").read_text().splitlines())

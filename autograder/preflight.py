@@ -28,10 +28,10 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from autograder import isolation, secret_files
+from autograder import isolation, secret_files, zygote
 from autograder.config import Limits
 from autograder.isolation import IsolationError
-from autograder.sandbox import Child, ChildFailure, SandboxError
+from autograder.sandbox import Child, ChildFailure, SandboxError, started
 
 CHUNK = 2_000  # paths per question to the probe (a frame's JSON stays far below wire.MAX_JSON)
 USABLE = ("its world folder", "its submission folder", "its temp folder", "its world files")  # probe.usable's words
@@ -89,16 +89,19 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
 def ensure_child_can_work(limits: Limits, iso: isolation.Isolation | None = None) -> None:
     """Raise ChildCannotWork (one sentence) unless a child started here could read its world and submission
     folders and write its temp folder (~0.1 s: one probe). ensure_secrets_hidden asks this too."""
+    warm = zygote.running()
     probe = _start_probe(limits, iso or isolation.detect())
     try:
         _ensure_usable(probe)
     finally:
         probe.kill()
+        if not warm:  # a zygote started for this probe alone (grade-all's coordinator) does not linger
+            zygote.stop()
 
 
 def _start_probe(limits: Limits, iso: isolation.Isolation) -> Child:
     try:
-        return Child(None, limits, iso, program="probe.py")
+        return started(None, limits, iso, program="probe.py")
     except (SandboxError, ChildFailure) as exc:
         raise SecretsVisible(f"cannot check that the grader's files are hidden from submissions ({exc}); "
                              "not grading") from None

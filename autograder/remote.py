@@ -38,7 +38,7 @@ import torch
 from autograder import config, textsafe
 from autograder.budget import Budget
 from autograder.config import Limits, least_visible
-from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, SandboxError
+from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, SandboxError, started
 
 TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 REASK_EVERY = 4  # the n-th answer of a test is asked again when n is a power of this (1, 4, 16, 64, ...)
@@ -159,7 +159,7 @@ class RemoteSubmission:
         if self._child is None:
             restarted = self.calls > 0  # a child after calls: what it says may echo an earlier input
             try:
-                child = Child(self.path, self.limits)
+                child = started(self.path, self.limits)
             except SandboxError as exc:  # the grader's machine: fail every later call at once, no retries
                 self._import_error = exc
                 raise

@@ -1,6 +1,8 @@
 """Start the sandboxed child that imports a submission, and talk to it under time and memory limits.
 
     child = Child(Path("lab.py"), limits)       # imports the submission; child.hello is its answer
+    start_early(Path("lab.py"), limits)         # or: its interpreter starts now, while the judge prepares...
+    child = started(Path("lab.py"), limits)     # ...and is handed over here (a fresh one if none was started)
     reply = child.request({"op": "call", ...}, timeout=20, what="function()")
     child.output.text(); child.kill()             # every process it started is gone after kill()
 
@@ -32,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder import config, filetree, ipc, isolation, textsafe
+from autograder import config, filetree, ipc, isolation, textsafe, zygote
 from autograder.budget import CallClock
 from autograder.child import wire
 from autograder.config import Limits
@@ -119,8 +121,10 @@ class Child:
     """One running worker with one submission imported."""
 
     def __init__(self, submission: Path | None, limits: Limits, iso: isolation.Isolation | None = None,
-                 program: str = "worker.py"):
-        """`program`: worker.py (imports `submission`), or probe.py (no submission; see preflight.py)."""
+                 program: str = "worker.py", wait: bool = True):
+        """`program`: worker.py (imports `submission`), or probe.py (no submission; see preflight.py).
+        `wait=False`: only start its interpreter (it waits for its set-up, nothing of the submission runs);
+        `finish()` confines it and imports the submission."""
         self.limits, self.iso = limits, iso or isolation.detect()
         self.isolation = self.iso.describe()
         self._reason: str | None = None
@@ -130,12 +134,25 @@ class Child:
         self.home = Path(tempfile.mkdtemp(prefix=f"autograder-child-{_pid_namespace()}-{os.getpid()}-",
                                           dir=CHILD_ROOT)).resolve()
         self.leaf: isolation.CgroupLeaf | None = None
+        self.hello: dict = {}
+        self._owner = os.getpid()  # a forked judge (the second lane) never uses its parent's early children
         try:  # no child outlives a failed start, whatever failed
             self._start(submission, program)
+            if wait:
+                self.finish()
+        except BaseException:
+            self.kill()
+            raise
+
+    def finish(self) -> "Child":
+        """Send the set-up and receive the import's answer (`hello`); kills the child on any failure."""
+        try:
+            self._drainer.start()
             self.hello = self._handshake()
         except BaseException:
             self.kill()
             raise
+        return self
 
     def _handshake(self) -> dict:
         """Send the set-up, then receive the import's answer: {"ok": True} or {"ok": False, "error": ...}.
@@ -191,7 +208,8 @@ class Child:
                "OPENBLAS_NUM_THREADS": "1"}  # -I ignores PYTHON* variables: -u (unbuffered: output kept at a kill), -B
         leaf = self.leaf
         try:
-            self.proc = subprocess.Popen(
+            forked = self._forked(program, inner[5:7], env, passed) if zygote.serves(self.iso) else None
+            self.proc: zygote.Forked | subprocess.Popen = forked or subprocess.Popen(
                 self.iso.command(self.home, inner, seccomp_fd, self.limits.tmp_mb << 20),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=passed,
                 cwd=self.home, env=env, start_new_session=True,
@@ -206,10 +224,27 @@ class Child:
         self._resident = 0.0
         self.output = CappedBuffer(self.limits.output_bytes)
         self._drainer = threading.Thread(target=self.output.drain, args=(self.proc.stdout,), daemon=True)
-        self._drainer.start()
+        # (started by finish(): no thread runs while the child only waits, so a judge may fork meanwhile)
         self.uid = isolation.UID_BASE + self.proc.pid if self.iso.own_uid else None
         if self.uid is not None:
             self._hand_over(self.uid)
+
+    def _forked(self, program: str, argv: list[str], env: dict, passed: list[int]) -> zygote.Forked | None:
+        """The child forked by the zygote (autograder/zygote.py), in its cgroup leaf; None when the zygote cannot
+        (a fresh child is started instead)."""
+        out_r, out_w = os.pipe()
+        try:
+            pid = zygote.fork(self.home, program, argv, env, (passed[0], passed[1], out_w))
+        except zygote.ZygoteError as exc:
+            os.close(out_r)
+            print(f"autograder: a fresh child is started ({exc})", file=sys.stderr)
+            return None
+        finally:
+            os.close(out_w)
+        proc = zygote.Forked(pid, os.fdopen(out_r, "rb"))
+        if self.leaf is not None:
+            self.leaf.add(proc.pid)  # before its set-up: every process it starts is in the leaf too
+        return proc
 
     def _hand_over(self, uid: int) -> None:
         """Its folder becomes root:uid 0750 (0640 files): readable by this child only, writable by none
@@ -447,7 +482,12 @@ class Child:
                 except (ProcessLookupError, PermissionError):
                     pass
             time.sleep(0.01)
-        if proc is not None:
+        if isinstance(proc, zygote.Forked) and proc.returncode is None:
+            try:  # its end, and its CPU for the grade's budget, as the zygote reaped it
+                proc.wait(timeout=KILL_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+        if proc is not None and self._drainer.ident is not None:
             self._drainer.join(timeout=1)
         for fd in (self._to_child, self._from_child):
             if fd >= 0:
@@ -461,6 +501,66 @@ class Child:
                 _remove_owned_by(self.uid, folder)
             ipc.remove_owned_by(self.uid)
         _remove(self.home)
+
+
+_EARLY: dict[tuple, Child] = {}  # children started ahead of need, by (submission, limits, program)
+
+
+def _early_key(submission: Path | None, limits: Limits, program: str) -> tuple:
+    return (str(Path(submission).resolve()) if submission is not None else None, limits, program)
+
+
+def start_early(submission: Path | None, limits: Limits, iso: isolation.Isolation | None = None,
+                program: str = "worker.py") -> None:
+    """Start a child's interpreter now (its ~1 s of imports overlap the judge's preparation); `started` with the
+    same arguments hands it over. Nothing of the submission runs before then. A start that fails here is
+    forgotten: the start at hand-over says why."""
+    if zygote.serves(iso or isolation.detect()):
+        zygote.start()  # its children are forked in milliseconds once it has imported torch
+        return
+    key = _early_key(submission, limits, program)
+    if key in _EARLY:
+        return
+    try:
+        _EARLY[key] = Child(submission, limits, iso, program, wait=False)
+    except (ChildFailure, SandboxError, OSError):
+        pass
+
+
+def started(submission: Path | None, limits: Limits, iso: isolation.Isolation | None = None,
+            program: str = "worker.py") -> Child:
+    """A child with `submission` imported: the one `start_early` started for these arguments, else a new one."""
+    early = _EARLY.pop(_early_key(submission, limits, program), None)
+    if early is not None and early._owner == os.getpid() and early.iso == (iso or isolation.detect()):
+        return early.finish()
+    if early is not None and early._owner == os.getpid():
+        early.kill()
+    return Child(submission, limits, iso, program)
+
+
+def discard_early() -> None:
+    """The grade's end: kill the children started early and never handed over, and stop the zygote."""
+    while _EARLY:
+        child = _EARLY.popitem()[1]
+        if child._owner == os.getpid():
+            child.kill()
+    zygote.stop()
+
+
+def _forget_early() -> None:
+    """In a forked judge: its parent's early children are not its own (their parent kills them); it closes its
+    copies of their channels."""
+    for child in _EARLY.values():
+        for fd in (child._to_child, child._from_child):
+            if fd >= 0:
+                os.close(fd)
+        if child.proc.stdout is not None:
+            child.proc.stdout.close()
+    _EARLY.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_early)
 
 
 def sweep_orphans(root: str) -> None:
