@@ -26,7 +26,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 from autograder import seccomp  # noqa: E402
 
 DOCKER_REFUSED = ("unshare", "setns", "mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen",
@@ -71,6 +72,9 @@ def command(inner: list[str], binds: dict[str, str] | None = None, hide: list[st
         argv += ["--ro-bind", str(pyenv), str(pyenv)]
     for folder in ["/tmp", *hide]:
         argv += ["--perms", "1777" if folder == "/tmp" else "0755", "--tmpfs", folder]
+    for kept in sorted({ROOT, Path(sys.prefix).resolve()}):  # a clone (or its venv) in /tmp stays in view
+        if kept.is_relative_to("/tmp") and not any(kept.is_relative_to(h) for h in hide):
+            argv += ["--bind", str(kept), str(kept)]
     for source, target in (binds or {}).items():
         argv += ["--bind", source, target]
     return argv + ["--seccomp", str(read), "--", *inner], read
