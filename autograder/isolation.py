@@ -312,3 +312,21 @@ class CgroupLeaf:
                 if time.monotonic() > deadline:
                     return
                 time.sleep(0.01)
+
+
+@functools.lru_cache(maxsize=1)
+def pid_namespace() -> int:
+    """An id of this process's pid namespace: a pid names the same process only within one."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def alive(pid: int) -> bool:
+    """True for a process that exists and is not a zombie waiting to be collected."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False

@@ -131,7 +131,7 @@ class Child:
         self.uid: int | None = None
         self._to_child = self._from_child = -1
         sweep_orphans(CHILD_ROOT or tempfile.gettempdir())
-        self.home = Path(tempfile.mkdtemp(prefix=f"autograder-child-{_pid_namespace()}-{os.getpid()}-",
+        self.home = Path(tempfile.mkdtemp(prefix=f"autograder-child-{isolation.pid_namespace()}-{os.getpid()}-",
                                           dir=CHILD_ROOT)).resolve()
         self.leaf: isolation.CgroupLeaf | None = None
         self.hello: dict = {}
@@ -447,7 +447,7 @@ class Child:
             except OSError:
                 continue
         found.discard(os.getpid())
-        return {pid for pid in found if _alive(pid)}
+        return {pid for pid in found if isolation.alive(pid)}
 
     def _stop(self, reason: str | None) -> None:
         """Kill everything the child started (first reason wins); collecting is kill()'s job."""
@@ -569,7 +569,7 @@ def sweep_orphans(root: str) -> None:
     would stay, readable by whichever later child is given the same uid. Only folders of this pid namespace
     whose judge is gone are removed; without bubblewrap, so are their uid's files in the shared temp
     folders and its IPC objects, unless a live process holds that uid (a new child given it already)."""
-    if not _pid_namespace():  # no /proc: whether a judge lives cannot be told
+    if not isolation.pid_namespace():  # no /proc: whether a judge lives cannot be told
         return
     try:
         entries = list(os.scandir(root))
@@ -577,7 +577,8 @@ def sweep_orphans(root: str) -> None:
         return
     for entry in entries:
         name = HOME_NAME.fullmatch(entry.name)
-        if not name or int(name[1]) != _pid_namespace() or _alive(int(name[2])) or entry.path in _TOLD:
+        if (not name or int(name[1]) != isolation.pid_namespace() or isolation.alive(int(name[2]))
+                or entry.path in _TOLD):
             continue  # (one that could not be removed is not walked again by this process)
         try:
             info = entry.stat(follow_symlinks=False)
@@ -592,14 +593,6 @@ def sweep_orphans(root: str) -> None:
                 _remove_owned_by(uid, folder)
             ipc.remove_owned_by(uid)
 
-
-@functools.lru_cache(maxsize=1)
-def _pid_namespace() -> int:
-    """An id of this process's pid namespace: a pid names the same process only within one."""
-    try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return 0
 
 
 def _uid_in_use(uid: int) -> bool:
@@ -662,10 +655,3 @@ def _uids(pid: int) -> set[int]:
     return {int(x) for x in line.split()[1:]}
 
 
-def _alive(pid: int) -> bool:
-    """True for a process that exists and is not a zombie waiting to be collected."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False

@@ -79,7 +79,7 @@ class Forked:
 
 class Zygote:
     def __init__(self) -> None:
-        self.home = Path(tempfile.mkdtemp(prefix=f"autograder-child-{_pid_namespace()}-{os.getpid()}-zygote-"))
+        self.home = Path(tempfile.mkdtemp(prefix=f"autograder-child-{isolation.pid_namespace()}-{os.getpid()}-zygote-"))
         self.home.chmod(0o700)  # root's alone: no child may read or run anything of it
         for name in FILES:
             shutil.copy(CHILD_DIR / name, self.home / name)
@@ -154,11 +154,11 @@ class Zygote:
                 if self._next(0) is None:
                     break
             except OSError:
-                return None if _alive(pid) else -9  # the zygote died: its children were killed with it
+                return None if isolation.alive(pid) else -9  # the zygote died: its children were killed with it
         return self.ended_codes.get(pid)
 
     def alive(self) -> bool:
-        return _alive(self.proc.pid)  # (a forked lane cannot wait for its parent's child)
+        return isolation.alive(self.proc.pid)  # (a forked lane cannot wait for its parent's child)
 
     def close(self) -> None:
         """Close this process's sockets; the process that started the zygote also waits for it to exit."""
@@ -239,16 +239,4 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_take_spare)
 
 
-def _pid_namespace() -> int:
-    try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return 0
 
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False

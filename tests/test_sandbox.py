@@ -169,8 +169,8 @@ def test_the_next_child_removes_the_folder_a_killed_judge_left(tmp_path, monkeyp
     judge.kill()
     judge.wait()
     assert left.is_dir() and left.parent == root
-    live = root / f"autograder-child-{sandbox._pid_namespace()}-{os.getpid()}-live"
-    elsewhere = root / f"autograder-child-{sandbox._pid_namespace() + 1}-{judge.pid}-other"
+    live = root / f"autograder-child-{isolation.pid_namespace()}-{os.getpid()}-live"
+    elsewhere = root / f"autograder-child-{isolation.pid_namespace() + 1}-{judge.pid}-other"
     live.mkdir()
     elsewhere.mkdir()
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(root))

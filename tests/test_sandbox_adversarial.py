@@ -270,7 +270,7 @@ def test_a_hostile_folder_a_killed_judge_left_is_swept_before_the_next_grade(tmp
 
 def test_a_leftover_that_cannot_be_removed_is_told_to_staff_once(arena, cfg, monkeypatch, capfd):
     """Children start on regardless, and staff read one line on stderr (never a report) naming what stays."""
-    stuck = arena / f"autograder-child-{sandbox._pid_namespace()}-{dead_pid()}-stuck"
+    stuck = arena / f"autograder-child-{isolation.pid_namespace()}-{dead_pid()}-stuck"
     stuck.mkdir()
     remove_tree = sandbox.filetree.remove_tree
     monkeypatch.setattr(sandbox.filetree, "remove_tree",

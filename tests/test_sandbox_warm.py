@@ -230,16 +230,16 @@ time.sleep(600)
 def test_the_zygote_dies_with_the_grade(submission):
     z_pid = _zygote_of_a_child(submission)
     sandbox.discard_early()  # as grade() does at its end
-    assert zygote._ZYGOTE is None and not _alive(z_pid)
+    assert zygote._ZYGOTE is None and not isolation.alive(z_pid)
     judge = subprocess.Popen([sys.executable, "-c", JUDGE, str(submission)], cwd=ROOT, stdout=subprocess.PIPE,
                              text=True)
     try:
         z_pid, c_pid = map(int, judge.stdout.readline().split())
-        assert _alive(z_pid) and _alive(c_pid)
+        assert isolation.alive(z_pid) and isolation.alive(c_pid)
         judge.send_signal(signal.SIGKILL)  # however the judge dies
         judge.wait()
         deadline = time.monotonic() + 10
-        while _alive(z_pid) or _alive(c_pid):
+        while isolation.alive(z_pid) or isolation.alive(c_pid):
             assert time.monotonic() < deadline, "the zygote or its child outlived the judge"
             time.sleep(0.05)
     finally:
@@ -252,13 +252,6 @@ def _zygote_of_a_child(submission: Path) -> int:
     assert zygote._ZYGOTE is not None and zygote._ZYGOTE.alive()
     return zygote._ZYGOTE.proc.pid
 
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
 
 
 # ---------------------------------------------------------------------------------- early start (every level)
@@ -287,7 +280,7 @@ def test_an_early_child_never_handed_over_is_killed_with_its_folder(submission, 
     (early,) = sandbox._EARLY.values()
     pid, home = early.proc.pid, early.home
     sandbox.discard_early()
-    assert not sandbox._EARLY and not _alive(pid) and not home.exists()
+    assert not sandbox._EARLY and not isolation.alive(pid) and not home.exists()
 
 
 def _early_children_seen(queue) -> None:

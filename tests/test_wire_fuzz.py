@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import config, sandbox
+from autograder import config, isolation, sandbox
 from autograder.remote import RemoteSubmission, SubmissionError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "child"))
@@ -282,7 +282,7 @@ def survivors(root: Path) -> list[int]:
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if str(root).encode() in f.read() and sandbox._alive(int(pid)):
+                if str(root).encode() in f.read() and isolation.alive(int(pid)):
                     found.append(int(pid))
         except OSError:
             continue
