@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autograder.paths import REFERENCE, ROOT
-from autograder.sandbox import _alive as alive  # live and not a zombie
+from autograder.isolation import alive  # live and not a zombie
 
 slow = pytest.mark.slow
 MEMORY_V1 = Path("/sys/fs/cgroup/memory")
