@@ -141,13 +141,22 @@ def test_null_submissions_validate_through_the_sandbox(capsys):
 
 
 def test_with_e2e_every_null_and_variant_is_graded_on_the_e2e_tests_too():
-    subjects = {s.label: s for s in val.subjects_for(PARTS, PARTS, e2e_outcomes={})}
+    """Every null on every e2e test (an echo: those training with a function it echoes in); a variant on those
+    training with its part; a mistake on the e2e tests calibration says it fails, and no other."""
+    cfg = config.load()
+    outcomes = {"gae.forward_recursion": ["kl_penalty", "ptx"]}
+    subjects = {s.label: s for s in val.subjects_for(PARTS, PARTS, e2e_outcomes=outcomes)}
     nulls_and_variants = [s for s in subjects.values() if s.kind in ("null", "variant")]
     derived = derived_nulls.nulls()  # the engine's, from the contract, and the lab's own
     assert len([s for s in nulls_and_variants if s.kind == "null"]) == len(nulls.NULLS) + len(derived)
-    e2e_tests = {f"e2e.{name}" for name in config.load().e2e}
+    e2e_tests = {f"e2e.{name}" for name in cfg.e2e}
     for s in nulls_and_variants:  # every e2e test, or (an echo) each one training with a function it echoes in
-        assert "e2e" in s.only or (s.elsewhere_as and set(s.only) & e2e_tests), s
+        assert "e2e" in s.only or (s.elsewhere_as and set(s.only) & e2e_tests) or s.kind == "variant", s
+    for s in (s for s in nulls_and_variants if s.kind == "variant"):
+        assert set(s.only) & e2e_tests == {f"e2e.{n}" for n, spec in cfg.e2e.items() if s.part in spec.parts}, s
+    assert subjects["gae.forward_recursion"].only == ("gae", "e2e.kl_penalty", "e2e.ptx")
+    assert not [s for s in subjects.values() if s.kind == "mistake" and s.label not in outcomes
+                and set(s.only) & (e2e_tests | {"e2e"})]
     assert "e2e" not in subjects["starter"].only
 
 

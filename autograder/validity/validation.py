@@ -11,7 +11,8 @@ points in its own part (its checks, and e2e tests that train with its part) and 
 --e2e, the e2e tests too: the reference and every variant (on the e2e tests that train with its part)
 full marks there, every null zero in every e2e test (they train: their answers differ from the
 reference's, so no recorded run stands for theirs), and a mistake fails the e2e tests that calibration
-found it fails on every seed (grading/data/e2e_mistakes.json). Every hint shown must name the
+found it fails on every seed (grading/data/e2e_mistakes.json; it is graded on those alone: on the others
+of its part it may pass or fail, and nothing else calls its function). Every hint shown must name the
 subject's own mistake (precision); a hint on a null, a variant, the reference or the starter is a wrong name. While a
 mistake is graded, each failed check of its part is also diagnosed with that mistake left out of the
 bank (validity/hints.py): as a mistake the diagnosis does not know, it must get no hint, or one naming
@@ -120,10 +121,11 @@ def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: i
     for entry in bank.load_all():
         if entry.part not in parts:
             continue
-        only = (entry.part,)
+        # e2e: a variant on the e2e tests training with its part (full marks); a mistake only on those calibration
+        # says it fails (the others of its part may go either way, and no other e2e test calls its function)
         must_fail = tuple((e2e_outcomes or {}).get(entry.id, ())) if entry.is_mistake else ()
-        if must_fail or (e2e and not entry.is_mistake):
-            only += ("e2e",)
+        trains_with_it = () if entry.is_mistake or not e2e else _e2e_training_with({entry.part})
+        only = (entry.part,) + tuple(f"e2e.{name}" for name in must_fail) + trains_with_it
         elsewhere = tuple(p for p in check_parts if p != entry.part) if elsewhere_examples > 0 else ()
         subjects.append(Subject(entry.id, "mistake" if entry.is_mistake else "variant", entry.part,
                                 entry.name, only, must_fail, elsewhere, elsewhere_examples, entry.fails, entry.says))
@@ -138,11 +140,16 @@ def _derived_null(null, chosen: tuple[str, ...], e2e: bool) -> Subject:
     label = f"derived.{null.name}"
     if null.rule != "echo":
         return Subject(label, "null", None, label, chosen + (("e2e",) if e2e else ()))
-    cfg = config.current()
-    echoed = {fn.part for fn in cfg.contract.values() if null.argument in fn.parameters}
-    tests = tuple(f"e2e.{name}" for name, spec in cfg.e2e.items() if echoed & set(spec.parts)) if e2e else ()
+    echoed = {fn.part for fn in config.current().contract.values() if null.argument in fn.parameters}
+    tests = _e2e_training_with(echoed) if e2e else ()
     return Subject(label, "null", None, label, tuple(p for p in chosen if p in echoed) + tests,
                    elsewhere_as="derived.zeros")
+
+
+def _e2e_training_with(parts: set[str]) -> tuple[str, ...]:
+    """The ids of the e2e tests that train with one of `parts` (the others never call their functions)."""
+    from autograder import config
+    return tuple(f"e2e.{name}" for name, spec in config.current().e2e.items() if parts & set(spec.parts))
 
 
 def grade_subject(subject: Subject) -> Outcome:
