@@ -61,6 +61,19 @@ def example_without_expect(lab: Path) -> None:
     edit(lab / "grading.yaml", ", expect: [3, -6, 1.5]", "")
 
 
+def domain_missing_without_hooks(lab: Path) -> None:  # no grading/lab.py: probe and twins come from the domain
+    edit(lab / "grading.yaml", ", domain: {x: tensor B T, factor: float 0.5..8}", "")
+    edit(lab / "grading.yaml", "  scale.matches_reference: {points: 4}\n", "")
+
+
+def expect_grad_of_a_tensor(lab: Path) -> None:  # scale returns a tensor: no gradient of a scalar to compare
+    edit(lab / "grading.yaml", 'expect: [3, -6, 1.5], why', 'expect: [3, -6, 1.5], expect_grad: {x: [3, 3, 3]}, why')
+
+
+def expect_grad_not_a_parameter(lab: Path) -> None:
+    edit(lab / "grading.yaml", "expect: 2,", "expect: 2, expect_grad: {y: [[1, 1, 0], [1, 0, 0]]},")
+
+
 def derived_test_not_in_yaml(lab: Path) -> None:
     edit(lab / "grading.yaml", "  scale.scale_dtype:     {points: 1}\n", "")
 
@@ -113,6 +126,12 @@ def stale_shared_copy(lab: Path) -> None:  # the lab names another lab's file an
                                                                 r"test scale.matches_reference .*give it its points"),
     (example_without_expect, ("grade", "solutions/toy.py"),
      r"grading.yaml:\d+: contract.scale.examples: example 1: missing expect"),
+    (domain_missing_without_hooks, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.scale declares no `domain` \(a lab without grading/lab.py"),
+    (expect_grad_of_a_tensor, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.scale.examples: example 1: expect_grad: .* for a scalar answer only"),
+    (expect_grad_not_a_parameter, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.masked_mean.examples: example 1: expect_grad: y is not a parameter"),
     (derived_test_not_in_yaml, ("grade", "solutions/toy.py"),
      r"grading.yaml:\d+: contract.scale derives the test scale.scale_dtype .*give it its points in .*grading.yaml:\d+"),
     (not_a_parameter_differentiable, ("grade", "solutions/toy.py"),
