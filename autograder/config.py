@@ -154,7 +154,8 @@ class ContractFunction:
     examples: tuple[dict[str, Any], ...] = doc("worked examples, each a value per parameter (a tensor as a nested "
                                                "list) and `expect`, the answer computed by hand (optional `why`: what "
                                                "a wrong answer is told; `expect_grad`: a scalar answer's gradient to "
-                                               "named tensor parameters): the derived public check PART.known_values "
+                                               "named tensor parameters; `dtype`: float32, the default, or float64): "
+                                               "the derived public check PART.known_values "
                                                "(autograder/checks/derived.py)", ())
 
     def shapes(self, args: tuple) -> Any:
@@ -339,12 +340,14 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
                 raise reader.error(f"contract.{name}.differentiable", f"{wrt!r} is not one of its parameters")
         for i, example in enumerate(fn.examples):
             missing = [p for p in (*fn.parameters, "expect") if p not in example]
-            unknown = sorted(set(example) - {*fn.parameters, "expect", "why", "expect_grad"})
+            unknown = sorted(set(example) - {*fn.parameters, "expect", "why", "expect_grad", "dtype"})
             if missing or unknown:
                 raise reader.error(f"contract.{name}.examples", f"example {i + 1}: "
                                    + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}")
                                    + f" (give each of {', '.join(fn.parameters)}, and expect)")
             _check_expect_grad(reader, name, fn, i, example.get("expect_grad"))
+            if example.get("dtype", "float32") not in ("float32", "float64"):
+                raise reader.error(f"contract.{name}.examples", f"example {i + 1}: dtype: float32 or float64")
         if fn.differentiable and "," in fn.returns:
             raise reader.error(f"contract.{name}.differentiable", "a gradient is checked for a single-tensor output "
                                "only (this function returns several)")

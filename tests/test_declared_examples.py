@@ -1,6 +1,6 @@
 """A worked example's `expect_grad` (grading.yaml `contract.F.examples`): the derived public check compares a scalar
-answer's gradient to the named parameters with the hand-computed one (autograder/checks/derived.py), in a copy of the
-toy lab, through the self-check a student runs."""
+answer's gradient to the named parameters with the hand-computed one (autograder/checks/derived.py), here in float64
+(`dtype`), in a copy of the toy lab, through the self-check a student runs."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from autograder.paths import ROOT
 
 TOYLAB = ROOT / "tests" / "toylab"
-GRAD = "expect: 2, expect_grad: {x: [[0.3333333333, 0.3333333333, 0], [0.3333333333, 0, 0]]},"
+GRAD = "expect: 2, expect_grad: {x: [[0.3333333333, 0.3333333333, 0], [0.3333333333, 0, 0]]}, dtype: float64,"
 
 
 def self_check(lab: Path, submission: Path, out: Path) -> tuple[float, str]:

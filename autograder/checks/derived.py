@@ -4,7 +4,8 @@
                             computed by hand; optional `why`, the sentence a wrong answer shows). Public: students
                             see them, the self-check runs them, and a full grade also asks a fresh twin of each
                             (tools.public: the lab's twin, by default autograder/domains.py's); `expect_grad`
-                            (optional): a scalar answer's gradient to named tensor parameters, computed by hand
+                            (optional): a scalar answer's gradient to named tensor parameters, computed by hand;
+                            `dtype` (optional): float32 (default) or float64, the tensors' dtype
     PART.matches_reference  F against the reference on its declared `domain` (checks/differential.py: hidden)
 
 When PART holds several functions the ids are PART.F_known_values and PART.F_matches_reference. A check the lab
@@ -61,7 +62,8 @@ def _known_values(function: str) -> Callable[[Context], None]:
     def derived_known_values(ctx: Context) -> None:
         spec = config.current().contract[function]
         for example in spec.examples:
-            args = tuple(_argument(spec.domain.get(p, ""), example[p]) for p in spec.parameters)
+            dtype = getattr(torch, example.get("dtype", "float32"))
+            args = tuple(_argument(spec.domain.get(p, ""), example[p], dtype) for p in spec.parameters)
             grads = example.get("expect_grad") or {}
             wrt = tuple(i for i, p in enumerate(spec.parameters) if p in grads)
             answer = call(ctx, function, *args, grad=wrt, names=spec.parameters, shape=spec.shapes(args))
@@ -84,8 +86,9 @@ def _expect_grad(ctx: Context, answer: Answer, k: int, wrt: str, expected: Any, 
                         f"d {answer.function} / d {wrt} differs from the hand-computed one ({why})")
 
 
-def _argument(domain: str, value: Any) -> Any:
-    """A worked example's value as the function gets it: a tensor parameter's list as a float32 tensor."""
+def _argument(domain: str, value: Any, dtype: torch.dtype) -> Any:
+    """A worked example's value as the function gets it: a tensor parameter's list as a tensor of the example's
+    dtype (float32 unless it says `dtype: float64`)."""
     if domain.split(" ")[0] in ("tensor", "mask") or isinstance(value, list):
-        return torch.tensor(value, dtype=torch.float32)
+        return torch.tensor(value, dtype=dtype)
     return value
