@@ -153,7 +153,9 @@ class ContractFunction:
                                           "output only): each gets a derived gradient test", ())
     examples: tuple[dict[str, Any], ...] = doc("worked examples, each a value per parameter (a tensor as a nested "
                                                "list) and `expect`, the answer computed by hand (optional `why`: what "
-                                               "a wrong answer is told): the derived public check PART.known_values "
+                                               "a wrong answer is told; `expect_grad`: a scalar answer's gradient to "
+                                               "named tensor parameters; `dtype`: float32, the default, or float64): "
+                                               "the derived public check PART.known_values "
                                                "(autograder/checks/derived.py)", ())
 
     def shapes(self, args: tuple) -> Any:
@@ -301,6 +303,20 @@ def load(path: Path = GRADING_YAML) -> Config:
     return _resolve_visibility(cfg, reader)
 
 
+def _check_expect_grad(reader: "_Reader", name: str, fn: ContractFunction, i: int, grads: Any) -> None:
+    """A worked example's `expect_grad`: a map of the function's parameters (of a scalar answer)."""
+    if grads is None:
+        return
+    where = f"contract.{name}.examples"
+    if not isinstance(grads, dict) or not grads:
+        raise reader.error(where, f"example {i + 1}: expect_grad: a map parameter -> its gradient (a nested list)")
+    if fn.returns != "scalar":
+        raise reader.error(where, f"example {i + 1}: expect_grad: a gradient is checked for a scalar answer only")
+    unknown = sorted(set(grads) - set(fn.parameters))
+    if unknown:
+        raise reader.error(where, f"example {i + 1}: expect_grad: {', '.join(unknown)} is not a parameter")
+
+
 def _check_contract(cfg: Config, reader: "_Reader") -> None:
     """Each function's `returns` and `mask` name its parameters; each leaderboard column, an e2e test."""
     if not cfg.lab.isidentifier():
@@ -324,11 +340,14 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
                 raise reader.error(f"contract.{name}.differentiable", f"{wrt!r} is not one of its parameters")
         for i, example in enumerate(fn.examples):
             missing = [p for p in (*fn.parameters, "expect") if p not in example]
-            unknown = sorted(set(example) - {*fn.parameters, "expect", "why"})
+            unknown = sorted(set(example) - {*fn.parameters, "expect", "why", "expect_grad", "dtype"})
             if missing or unknown:
                 raise reader.error(f"contract.{name}.examples", f"example {i + 1}: "
                                    + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}")
                                    + f" (give each of {', '.join(fn.parameters)}, and expect)")
+            _check_expect_grad(reader, name, fn, i, example.get("expect_grad"))
+            if example.get("dtype", "float32") not in ("float32", "float64"):
+                raise reader.error(f"contract.{name}.examples", f"example {i + 1}: dtype: float32 or float64")
         if fn.differentiable and "," in fn.returns:
             raise reader.error(f"contract.{name}.differentiable", "a gradient is checked for a single-tensor output "
                                "only (this function returns several)")

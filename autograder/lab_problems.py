@@ -4,7 +4,8 @@
     lab_problems.stale_data_files()       # the shipped data files that no longer match what they are computed from
 
 Each problem is a LabError (a ConfigError: every command prints it as one `error: ...` line and exits 2): the
-lab's `lab.py` registering no lab (a lab without one gets the engine's derived hooks: autograder/declared_lab.py); a
+lab's `lab.py` registering no lab (a lab without one gets the engine's derived hooks: autograder/declared_lab.py,
+and then every contract function must declare its `domain`); a
 check registered in code (or derived from the contract: checks/derived.py, checks/contract_tests.py) with no entry
 in grading.yaml `tests` (it would be silently skipped) or
 an entry with no check; the `e2e` section and the
@@ -45,6 +46,7 @@ def ensure_complete(cfg: config.Config) -> None:
     full = registry.is_full_lab()  # the lab itself (a student bundle holds only the public checks)
     _world_is_there(cfg)
     if full:
+        _domains_declared(cfg)
         load_lab()
     registered = checks.load_all()
     derived = _derived_tests(cfg, full)
@@ -81,6 +83,18 @@ def _world_is_there(cfg: config.Config) -> None:
         if "/" in entry and shared.is_file() and shared.read_bytes() != file.read_bytes():
             raise LabError(f"{shown(file)}: a stale copy of the shared world file {entry} (grading.yaml `world`): "
                            "delete it, the lab uses the shared one")
+
+
+def _domains_declared(cfg: config.Config) -> None:
+    """A lab without grading/lab.py gets its probe, twin and confirmation inputs from each function's declared
+    domain (autograder/declared_lab.py): every contract function needs one."""
+    if (paths.GRADING / "lab.py").is_file():
+        return
+    for name, spec in cfg.contract.items():
+        if not spec.domain:
+            raise LabError(f"{cfg.where(f'contract.{name}')}: contract.{name} declares no `domain` (a lab without "
+                           "grading/lab.py draws every function's probe, twin and confirmation inputs from its "
+                           "declared domain: docs/labs.md)")
 
 
 def _derived_tests(cfg: config.Config, full: bool) -> dict[str, str]:

@@ -99,7 +99,7 @@ def test_lab13s_former_holes_are_derived_and_closed():
                                                          "mutant.sequence_logprob.detached"))
     assert set(subjects) == {"derived.raises_value_error", "derived.memorized", "mutant.sequence_logprob.detached"}
     passes = subjects["mutant.sequence_logprob.detached"]["passes"]  # one slip: the test about it, not the values'
-    assert "dpo.sequence_logprob_grad_token_logp" not in passes and "dpo.seq_known_values" in passes
+    assert "dpo.sequence_logprob_grad_token_logp" not in passes and "dpo.sequence_logprob_known_values" in passes
     assert_nulls_zero_and_mutants_caught_in_their_part(subjects, parts_of)
 
 

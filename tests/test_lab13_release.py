@@ -53,7 +53,7 @@ def test_the_student_bundle_holds_the_lab_and_its_self_check(released):
     files = student_files(released)
     assert {"posttrain.py", "tinylm.py", "lab_helpers.py", "training.py", "sft.pt", "run_experiments.py",
             "tests/test_public.py", "self_check.py", "requirements.txt", "README.md", "grading.yaml",
-            "grading/checks/public/dpo.py", "autograder/self_check.py", "autograder/grade.py"} <= set(files)
+            "autograder/checks/derived.py", "autograder/self_check.py", "autograder/grade.py"} <= set(files)
     assert files["posttrain.py"] == STARTER.read_bytes()
     world = {"tinylm.py": ROOT / "assignment", "lab_helpers.py": ROOT / "assignment", "sft.pt": ROOT / "assignment",
              "training.py": LAB13 / "assignment"}  # Lab 12's shared files, Lab 13's own

@@ -61,6 +61,19 @@ def example_without_expect(lab: Path) -> None:
     edit(lab / "grading.yaml", ", expect: [3, -6, 1.5]", "")
 
 
+def domain_missing_without_hooks(lab: Path) -> None:  # no grading/lab.py: probe and twins come from the domain
+    edit(lab / "grading.yaml", ", domain: {x: tensor B T, factor: float 0.5..8}", "")
+    edit(lab / "grading.yaml", "  scale.matches_reference: {points: 4}\n", "")
+
+
+def expect_grad_of_a_tensor(lab: Path) -> None:  # scale returns a tensor: no gradient of a scalar to compare
+    edit(lab / "grading.yaml", 'expect: [3, -6, 1.5], why', 'expect: [3, -6, 1.5], expect_grad: {x: [3, 3, 3]}, why')
+
+
+def expect_grad_not_a_parameter(lab: Path) -> None:
+    edit(lab / "grading.yaml", "expect: 2,", "expect: 2, expect_grad: {y: [[1, 1, 0], [1, 0, 0]]},")
+
+
 def derived_test_not_in_yaml(lab: Path) -> None:
     edit(lab / "grading.yaml", "  scale.scale_dtype:     {points: 1}\n", "")
 
@@ -74,9 +87,14 @@ def yaml_entry_without_check(lab: Path) -> None:
          "  scale.matches_reference: {points: 4}\n  scale.typo_check: {points: 1}\n")
 
 
-def hints_never_confirmed(lab: Path) -> None:  # no declared domain: no derived confirmation inputs, no differential
-    edit(lab / "grading.yaml", "     domain: {x: tensor B T, mask: mask B T},\n", "")
-    edit(lab / "grading.yaml", "  mean.matches_reference: {points: 3}\n", "")
+def hints_never_confirmed(lab: Path) -> None:  # its own hooks give no confirmation inputs (a declared lab's come from
+    (lab / "grading" / "lab.py").write_text(  # its required domains)
+        "import types\n\nfrom autograder import diagnosis, domains, registry\nfrom autograder.checks import examples\n"
+        "\nfrom . import e2e_tests  # noqa: F401\n\nregistry.register_lab(registry.Lab(\n"
+        "    name='toylab', make_parts=lambda functions: types.SimpleNamespace(**functions),\n"
+        "    probe_inputs=domains.probe_inputs, diagnose=diagnosis.diagnose, plot=lambda t, h, m: [],\n"
+        "    confirmation_calls=lambda function: [], twin=domains.twin, twin_scale=lambda f, a: 0.0,\n"
+        "    data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),)))\n")
 
 
 def stale_data(lab: Path) -> None:  # the mistakes' e2e outcomes no longer match the e2e tests' code
@@ -113,12 +131,18 @@ def stale_shared_copy(lab: Path) -> None:  # the lab names another lab's file an
                                                                 r"test scale.matches_reference .*give it its points"),
     (example_without_expect, ("grade", "solutions/toy.py"),
      r"grading.yaml:\d+: contract.scale.examples: example 1: missing expect"),
+    (domain_missing_without_hooks, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.scale declares no `domain` \(a lab without grading/lab.py"),
+    (expect_grad_of_a_tensor, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.scale.examples: example 1: expect_grad: .* for a scalar answer only"),
+    (expect_grad_not_a_parameter, ("grade", "solutions/toy.py"),
+     r"grading.yaml:\d+: contract.masked_mean.examples: example 1: expect_grad: y is not a parameter"),
     (derived_test_not_in_yaml, ("grade", "solutions/toy.py"),
      r"grading.yaml:\d+: contract.scale derives the test scale.scale_dtype .*give it its points in .*grading.yaml:\d+"),
     (not_a_parameter_differentiable, ("grade", "solutions/toy.py"),
      r"grading.yaml:\d+: contract.masked_mean.differentiable: 'y' is not one of its parameters"),
     (yaml_entry_without_check, ("calibrate", "--no-write"), r"grading.yaml:\d+: tests.scale.typo_check: no check"),
-    (hints_never_confirmed, ("validate",), r"grading.yaml:\d+: the bank's mistake mean.plain_mean has a hint"),
+    (hints_never_confirmed, ("validate",), r"grading/lab.py: the bank's mistake mean.plain_mean has a hint"),
     (stale_data, ("release",), r"release: grading/data/e2e_mistakes.json is stale"),
     (world_file_missing, ("grade", "solutions/toy.py"), r"grading.yaml:\d+: world: ../other/assignment/helpers.py "
                                                         r"is not a file"),

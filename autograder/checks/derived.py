@@ -3,7 +3,9 @@
     PART.known_values       F's worked examples (`examples`: each parameter's value and `expect`, the answer
                             computed by hand; optional `why`, the sentence a wrong answer shows). Public: students
                             see them, the self-check runs them, and a full grade also asks a fresh twin of each
-                            (tools.public: the lab's twin, by default autograder/domains.py's)
+                            (tools.public: the lab's twin, by default autograder/domains.py's); `expect_grad`
+                            (optional): a scalar answer's gradient to named tensor parameters, computed by hand;
+                            `dtype` (optional): float32 (default) or float64, the tensors' dtype
     PART.matches_reference  F against the reference on its declared `domain` (checks/differential.py: hidden)
 
 When PART holds several functions the ids are PART.F_known_values and PART.F_matches_reference. A check the lab
@@ -18,7 +20,7 @@ import torch
 
 from autograder import config
 from autograder.checks.base import REGISTRY, Check, Context
-from autograder.checks.tools import call, public
+from autograder.checks.tools import Answer, call, public
 from autograder.domain_spec import KNOWN_VALUES_TITLE, derived_test_id
 
 
@@ -60,17 +62,33 @@ def _known_values(function: str) -> Callable[[Context], None]:
     def derived_known_values(ctx: Context) -> None:
         spec = config.current().contract[function]
         for example in spec.examples:
-            args = tuple(_argument(spec.domain.get(p, ""), example[p]) for p in spec.parameters)
-            answer = call(ctx, function, *args, names=spec.parameters, shape=spec.shapes(args))
+            dtype = getattr(torch, example.get("dtype", "float32"))
+            args = tuple(_argument(spec.domain.get(p, ""), example[p], dtype) for p in spec.parameters)
+            grads = example.get("expect_grad") or {}
+            wrt = tuple(i for i, p in enumerate(spec.parameters) if p in grads)
+            answer = call(ctx, function, *args, grad=wrt, names=spec.parameters, shape=spec.shapes(args))
             expected = torch.as_tensor(example["expect"], dtype=torch.float64)
-            answer.expect_close(ctx, answer.value, expected, example.get("why") or f"{function}'s value on this "
-                                "worked example differs from the right one")
+            why = example.get("why") or f"{function}'s value on this worked example differs from the right one"
+            answer.expect_close(ctx, answer.value, expected, why)
+            for k, i in enumerate(wrt):
+                _expect_grad(ctx, answer, k, spec.parameters[i], grads[spec.parameters[i]], why)
     derived_known_values.__module__ = __name__
     return derived_known_values
 
 
-def _argument(domain: str, value: Any) -> Any:
-    """A worked example's value as the function gets it: a tensor parameter's list as a float32 tensor."""
+def _expect_grad(ctx: Context, answer: Answer, k: int, wrt: str, expected: Any, why: str) -> None:
+    """The k-th requested gradient of a scalar answer (to parameter `wrt`) against the worked example's."""
+    got = answer.grads[k] if k < len(answer.grads) else None
+    if got is None:
+        raise answer.fail(f"no gradient reached {wrt}: was it detached (.detach(), .item(), .data, torch.no_grad, "
+                          "numpy)?", expected=f"a gradient w.r.t. {wrt}", got="none")
+    answer.expect_close(ctx, got, torch.as_tensor(expected, dtype=torch.float64),
+                        f"d {answer.function} / d {wrt} differs from the hand-computed one ({why})")
+
+
+def _argument(domain: str, value: Any, dtype: torch.dtype) -> Any:
+    """A worked example's value as the function gets it: a tensor parameter's list as a tensor of the example's
+    dtype (float32 unless it says `dtype: float64`)."""
     if domain.split(" ")[0] in ("tensor", "mask") or isinstance(value, list):
-        return torch.tensor(value, dtype=torch.float32)
+        return torch.tensor(value, dtype=dtype)
     return value

@@ -15,7 +15,7 @@ from autograder.checks.examples import for_all
 from autograder.checks.strategies import DTYPES, bounded, ragged_ranges
 from autograder.checks.tools import call
 
-from ..public.common import PREF_NAMES, SEQ_NAMES, expect_grad
+from .common import PREF_NAMES, SEQ_NAMES, expect_grad
 
 BETAS = st.sampled_from((0.1, 0.01, 0.5, 1.0, 5.0, 10.0))
 

@@ -19,7 +19,7 @@ from autograder.checks.examples import for_all
 from autograder.checks.strategies import DTYPES, bounded
 from autograder.checks.tools import call, expect_value_error
 
-from ..public.common import ADV_NAMES
+from .common import ADV_NAMES
 
 EPS = st.sampled_from((1e-6, 1e-8, 1e-2))
 

@@ -17,7 +17,7 @@ from autograder.checks.examples import for_all
 from autograder.checks.strategies import LOG_RATIOS, logprob_pair, ragged_ranges
 from autograder.checks.tools import Answer, call, expect_value_error, tolerances
 
-from ..public.common import GRPO_NAMES, expect_grad, grad_of
+from .common import GRPO_NAMES, expect_grad, grad_of
 
 AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "token_sum_norm")
 MARGIN = 1e-3

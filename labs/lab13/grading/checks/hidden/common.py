@@ -1,4 +1,4 @@
-"""What Lab 13's checks share: argument names, gradients, and one-call helpers."""
+"""What Lab 13's hidden checks share: argument names, gradients, and one-call helpers."""
 
 from __future__ import annotations
 

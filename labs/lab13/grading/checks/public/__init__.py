@@ -1,1 +1,0 @@
-"""Reference-free checks on hand-computed values (shipped with the self-check)."""
