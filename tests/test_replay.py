@@ -8,11 +8,12 @@ import json
 import pytest
 import torch
 
-from autograder import bank, config, e2e, fingerprints
+from autograder import bank, config, e2e, fingerprints, remote
 from autograder.grade import grade
 from autograder.paths import REFERENCE, ROOT
 from autograder.remote import RemoteSubmission
 from autograder.replay import compare, flow, record, runs, shipped
+from autograder.report import write_reports
 from lab12.e2e_tests import ppo_key
 
 slow = pytest.mark.slow
@@ -196,3 +197,24 @@ def graded_both_ways(tmp_path, monkeypatch, name: str):
     replayed = grade(path, only={"e2e"})
     monkeypatch.setenv("AUTOGRADER_REPLAY", "0")
     return replayed, grade(path, only={"e2e"})
+
+
+@slow
+@pytest.mark.parametrize("mistake", ["", "ppo_clip.value_no_clipping"])
+def test_a_batched_replay_grades_as_one_call_per_round_trip(tmp_path, monkeypatch, mistake):
+    """The replay sends its calls in batches (remote.RemoteSubmission.answers); one call per round trip
+    (remote.BATCH_ASKS = 1) gives the same results.json: for the reference (every run replayed) and for a mistake
+    whose answers part from the reference's within a batch (every run trained)."""
+    path = tmp_path / "rlhf.py"
+    path.write_text(bank.submission_source(entry(mistake)) if mistake else REFERENCE.read_text())
+    outputs = []
+    for asks in (remote.BATCH_ASKS, 1):
+        monkeypatch.setattr(remote, "BATCH_ASKS", asks)
+        result = grade(path, only={"e2e"})
+        write_reports(result, tmp_path / str(asks))
+        data = json.loads((tmp_path / str(asks) / "results.json").read_text())
+        data.pop("execution_time")
+        outputs.append(data)
+    assert outputs[0] == outputs[1]
+    replayed = ["recorded run" in test["output"] for test in outputs[0]["tests"] if test["name"].startswith("e2e")]
+    assert replayed and all(replayed) == (not mistake) and any(replayed) == (not mistake)
