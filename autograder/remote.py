@@ -3,6 +3,7 @@
     sub = RemoteSubmission(path, limits)
     value, grads = sub.call("function", x, mask, gamma=0.9)
     parts = sub.parts()                # the seven functions as callables for the training code
+    for value, grads in answers([(parts["f"], parts["f"].prepared(x, mask)), ...]): ...   # a batch (a replay's)
 
 A failure of the submission (an exception, a timeout, a crash, a wrong type or shape) raises
 SubmissionError: `str()` is the grader's own sentence (textsafe WORDS at most), `detail` what the child
@@ -22,6 +23,13 @@ or text. So each call is sent at a release (`sending`: when students may see its
 test), the live child remembers the latest release of all it has received, and `heard` is the latest such release
 of every child the judge heard from since `begin_test`: a test's finding is shown no earlier (outcome.Finding
 .child_saw). A new child (a restart) has received nothing.
+
+A batch (`answers`: calls none of which takes another's answer, as a replay sends them) goes in one request; the
+child sends one answer per call as it computes it, stopping after its first failed one, and the judge reads,
+limits (each call its own CPU limit, counted from the previous answer) and checks each as a single call's, asking
+again the same calls `call` would. A caller that stops early (a replay at an answer unlike the reference's) has
+the rest read and dropped: the child has received nothing `call` would not have sent it, in the same order, up
+to that point, and past it at most one batch of the calls that came next, at the same release.
 
 Nothing the child sends is trusted: every reply is plain data (autograder/child/wire.py), gradients
 must have exactly their argument's shape and dtype, and a RemoteFunction's result exactly the shape
