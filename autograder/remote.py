@@ -3,6 +3,7 @@
     sub = RemoteSubmission(path, limits)
     value, grads = sub.call("function", x, mask, gamma=0.9)
     parts = sub.parts()                # the seven functions as callables for the training code
+    for value, grads in answers([(parts["f"], parts["f"].prepared(x, mask)), ...]): ...   # a batch (a replay's)
 
 A failure of the submission (an exception, a timeout, a crash, a wrong type or shape) raises
 SubmissionError: `str()` is the grader's own sentence (textsafe WORDS at most), `detail` what the child
@@ -23,6 +24,13 @@ test), the live child remembers the latest release of all it has received, and `
 of every child the judge heard from since `begin_test`: a test's finding is shown no earlier (outcome.Finding
 .child_saw). A new child (a restart) has received nothing.
 
+A batch (`answers`: calls none of which takes another's answer, as a replay sends them) goes in one request; the
+child sends one answer per call as it computes it, stopping after its first failed one, and the judge reads,
+limits (each call its own CPU limit, counted from the previous answer) and checks each as a single call's, asking
+again the same calls `call` would. A caller that stops early (a replay at an answer unlike the reference's) has
+the rest read and dropped: the child has received nothing `call` would not have sent it, in the same order, up
+to that point, and past it at most one batch of the calls that came next, at the same release.
+
 Nothing the child sends is trusted: every reply is plain data (autograder/child/wire.py), gradients
 must have exactly their argument's shape and dtype, and a RemoteFunction's result exactly the shape
 and dtype the contract gives for its inputs (SHAPES), checked before the training code touches it.
@@ -31,17 +39,25 @@ and dtype the contract gives for its inputs (SHAPES), checked before the trainin
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from autograder import config, textsafe
 from autograder.budget import Budget
+from autograder.child import wire
 from autograder.config import Limits, least_visible
 from autograder.sandbox import DETAIL_CHARS, Child, ChildFailure, SandboxError, started
 
 TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 REASK_EVERY = 4  # the n-th answer of a test is asked again when n is a power of this (1, 4, 16, 64, ...)
+BATCH_ASKS = 64  # requests in one batch (`answers`; a call asked again counts twice)
+BATCH_BYTES = 8 << 20  # bytes of tensors in one batch's request (the wire allows 64 MiB)
+BATCH_TENSORS = wire.MAX_TENSORS // 2  # tensors in one batch's request
 
 
 class SubmissionError(Exception):
@@ -130,6 +146,29 @@ def equal_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b))
 
 
+@dataclass(frozen=True)
+class Call:
+    """A call of a contract function, as `RemoteSubmission.call` takes it (for `RemoteSubmission.answers`)."""
+
+    fn: str
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    grad: tuple[int, ...] = ()
+    cotangent: torch.Tensor | None = None
+
+    def request(self) -> dict:
+        """The request the child answers (child/worker.py)."""
+        request = {"op": "call", "fn": self.fn, "args": list(self.args), "kwargs": self.kwargs, "grad": list(self.grad)}
+        if self.cotangent is not None:
+            request["cotangent"] = self.cotangent
+        return request
+
+    def size(self) -> tuple[int, int]:
+        """(tensors, bytes of tensors) the request sends."""
+        tensors = [t for t in (*self.args, *self.kwargs.values(), self.cotangent) if isinstance(t, torch.Tensor)]
+        return len(tensors), sum(t.numel() * t.element_size() for t in tensors)
+
+
 class RemoteSubmission:
     def __init__(self, path: Path, limits: Limits, budget: Budget | None = None, name: str = "",
                  cells: tuple | None = None):
@@ -211,22 +250,11 @@ class RemoteSubmission:
         (e.g. an unknown `kind`), so a NotImplementedError is an ordinary raised error there, not
         "not written yet" (only a valid input can show that a function is unwritten).
         """
-        for failed in (self._broken, self._inconsistent):
-            if fn in failed:
-                self.heard = least_visible(self.heard, failed[fn].child_saw)
-                raise failed[fn].again()
-        timeout = timeout or self.limits.call_seconds
-        wall = timeout * self.limits.wall_per_cpu
-        if self.budget is not None:
-            left = self.budget.left()
-            if left <= 0:
-                raise SubmissionError(f"not run: {self.budget.reason()}", "died")
-            timeout, wall = min(timeout, left), min(wall, self.budget.wall_left())
+        self._refuse_failed(fn)
+        timeout, wall = self._allowance(timeout)
         child = self._ensure_child()
         self.calls += 1
-        request = {"op": "call", "fn": fn, "args": list(args), "kwargs": kwargs, "grad": list(grad)}
-        if cotangent is not None:
-            request["cotangent"] = cotangent
+        request = Call(fn, args, kwargs, grad, cotangent).request()
         answer = self._answer(child, request, fn, args, kwargs, grad, timeout, wall, valid)
         self._answers += 1
         if reasked(self._answers):
@@ -241,12 +269,122 @@ class RemoteSubmission:
                 raise self._inconsistent[fn]
         return answer
 
+    def answers(self, calls: Sequence["Call"]) -> Generator[tuple, None, None]:
+        """The answers to `calls` in order, each exactly as `call` gives it ((value, grads), checked as `call` checks
+        it, asked again where `call` would ask it again, `valid` inputs): the first that fails raises what `call`
+        would raise and ends them. They go to the child in batches, one request each (at most BATCH_ASKS requests,
+        BATCH_BYTES and BATCH_TENSORS; a batch of one is a `call`), and come back one frame per call as the child
+        computes them, each within its own limits (`_allowance`) counted from the previous answer.
+
+        Stopping early (closing the iterator, or a failure) reads and drops the answers the child still sends for
+        the batch (it runs every call it was sent, up to its first failure, at the same release: `sending`); a child
+        that fails meanwhile is stopped (the next call starts another) and fails no function: no call of it was
+        asked. A batch asks the child nothing `call` would not ask it, in the same order, up to where the caller
+        stops; past it, at most one batch of calls the caller would have asked next."""
+        done = 0
+        while done < len(calls):
+            self._refuse_failed(calls[done].fn)
+            fitting = self._fitting(calls[done:])
+            if fitting == 1:
+                one = calls[done]
+                yield self.call(one.fn, *one.args, grad=one.grad, cotangent=one.cotangent, **one.kwargs)
+            else:
+                yield from self._batch(calls[done:done + fitting])
+            done += fitting
+
+    def _fitting(self, calls: Sequence["Call"]) -> int:
+        """How many of `calls` (at least one, none of a failed function) one batch takes."""
+        asks = tensors = size = 0
+        for k, one in enumerate(calls):
+            if one.fn in self._broken or one.fn in self._inconsistent:
+                return max(k, 1)
+            times = 2 if reasked(self._answers + k + 1) else 1
+            count, nbytes = one.size()
+            asks, tensors, size = asks + times, tensors + times * count, size + times * nbytes
+            if asks > BATCH_ASKS or tensors > BATCH_TENSORS or size > BATCH_BYTES:
+                return max(k, 1)
+        return len(calls)
+
+    def _batch(self, calls: Sequence["Call"]) -> Generator[tuple, None, None]:
+        """`answers` of calls that fit one batch, every one of a function that has not failed."""
+        timeout, wall = self._allowance()
+        child = self._ensure_child()
+        first = self._answers
+        times = [2 if reasked(first + k + 1) else 1 for k in range(len(calls))]
+        requests = [one.request() for one, n in zip(calls, times) for _ in range(n)]
+        self.calls += len(calls)
+        self._seen = least_visible(self._seen, self.sending)
+        self._replied(calls[0].fn, lambda: child.send({"op": "batch", "calls": requests}, f"{calls[0].fn}()", wall))
+        pending = [len(requests)]  # answers the child still sends (none after its first failed one)
+
+        def next_answer(one: Call, timeout: float, wall: float) -> tuple:
+            try:
+                reply = self._replied(one.fn, lambda: child.answer(timeout, f"{one.fn}()", wall))
+            except SubmissionError:
+                pending[0] = 0  # the child is gone
+                raise
+            pending[0] = pending[0] - 1 if reply.get("ok") is True else 0
+            return self._checked(reply, one.fn, one.args, one.kwargs, one.grad, True)
+        try:
+            for one, n in zip(calls, times):
+                timeout, wall = self._allowance()
+                answer = next_answer(one, timeout, wall)
+                self._answers += 1
+                if n == 2:
+                    try:
+                        again = next_answer(one, timeout, wall)
+                    except SubmissionError as exc:
+                        if exc.kind == "died":
+                            raise
+                        again = None  # an answer, then an exception: two different answers
+                    if again is None or not same_answer(one.fn, answer, again, one.args, one.kwargs):
+                        self._inconsistent[one.fn] = inconsistency_error(one.fn)
+                        raise self._inconsistent[one.fn]
+                yield answer
+        finally:
+            self._drain(child, pending[0])
+
+    def _drain(self, child: Child, pending: int) -> None:
+        """Read and drop the `pending` answers of a batch no longer read; stop the child if they fail to come (or
+        the grade's budget is spent): the next call starts another."""
+        try:
+            while pending > 0 and self._child is child:
+                timeout, wall = self._allowance()
+                pending = pending - 1 if child.answer(timeout, "a call", wall).get("ok") is True else 0
+        except (ChildFailure, SubmissionError):
+            child.kill()
+            self._child = None
+
+    def _refuse_failed(self, fn: str) -> None:
+        """Raise again the failure of a function that stays failed (broken, or inconsistent in this test)."""
+        for failed in (self._broken, self._inconsistent):
+            if fn in failed:
+                self.heard = least_visible(self.heard, failed[fn].child_saw)
+                raise failed[fn].again()
+
+    def _allowance(self, timeout: float | None = None) -> tuple[float, float]:
+        """(CPU seconds, wall seconds) a call may take now: its limit, within what is left of the grade's budget."""
+        timeout = timeout or self.limits.call_seconds
+        wall = timeout * self.limits.wall_per_cpu
+        if self.budget is not None:
+            left = self.budget.left()
+            if left <= 0:
+                raise SubmissionError(f"not run: {self.budget.reason()}", "died")
+            timeout, wall = min(timeout, left), min(wall, self.budget.wall_left())
+        return timeout, wall
+
     def _answer(self, child: Child, request: dict, fn: str, args: tuple, kwargs: dict, grad: tuple[int, ...],
                 timeout: float, wall: float, valid: bool) -> tuple:
         """One request and its checked reply: (value, grads), or SubmissionError. `timeout` is CPU seconds."""
         self._seen = least_visible(self._seen, self.sending)
+        reply = self._replied(fn, lambda: child.request(request, timeout, what=f"{fn}()", wall=wall))
+        return self._checked(reply, fn, args, kwargs, grad, valid)
+
+    def _replied(self, fn: str, exchange: Callable[[], Any]) -> Any:
+        """What `exchange` (a talk with the child about a call of `fn`) returns; a child that failed makes `fn` fail
+        for good."""
         try:
-            reply = child.request(request, timeout, what=f"{fn}()", wall=wall)
+            return exchange()
         except ChildFailure as exc:
             self._child = None
             self._broken[fn] = SubmissionError(str(exc)[0].upper() + str(exc)[1:], "died", detail=exc.detail,
@@ -254,6 +392,9 @@ class RemoteSubmission:
             raise self._broken[fn] from None
         finally:
             self.heard = least_visible(self.heard, self._seen)
+
+    def _checked(self, reply: dict, fn: str, args: tuple, kwargs: dict, grad: tuple[int, ...], valid: bool) -> tuple:
+        """A reply to a call checked: (value, grads), or the SubmissionError it tells of."""
         if type(reply.get("ok")) is not bool:
             raise SubmissionError(f"{fn}: the child sent a malformed answer", "protocol")
         if not reply.get("ok"):
@@ -334,12 +475,22 @@ class RemoteFunction:
         """(value, grads) of a call, checked against the contract: grads[k] is d(value)/d(the k-th
         argument that requires grad) (d(cotangent . value) with a cotangent), a tensor of its shape. Arguments
         go detached."""
+        return self.asked(self.prepared(*args, cotangent=cotangent, **kwargs))
+
+    def asked(self, call: Call) -> tuple:
+        """`answer` of a `prepared` call."""
+        extra: dict[str, Any] = {} if call.cotangent is None else {"cotangent": call.cotangent}  # a stand-in's call
+        value, grads = self.submission.call(self.name, *call.args, grad=call.grad, **extra, **call.kwargs)
+        return self.checked(call, value, grads)
+
+    def prepared(self, *args, cotangent: torch.Tensor | None = None, **kwargs) -> Call:
+        """The call `answer` makes: arguments detached, a gradient asked for each that requires grad."""
         grad = tuple(i for i, a in enumerate(args) if _needs_grad(a))
-        plain = [_plain(a) for a in args]
-        if cotangent is None:  # a stand-in submission (a test's) need not know the keyword
-            value, grads = self.submission.call(self.name, *plain, grad=grad, **kwargs)
-        else:
-            value, grads = self.submission.call(self.name, *plain, grad=grad, cotangent=cotangent, **kwargs)
+        return Call(self.name, tuple(_plain(a) for a in args), kwargs, grad, cotangent)
+
+    def checked(self, call: Call, value, grads: list) -> tuple:
+        """`answer`'s checks of the answer (value, grads) to `call`, against the contract: (value, grads)."""
+        plain = call.args
         tensors = [a for a in plain if isinstance(a, torch.Tensor)]
         value = _expect_tensors(self.name, value, config.current().contract[self.name].shapes(tuple(plain)),
                                 tensors[0].dtype,
@@ -360,6 +511,20 @@ class RemoteFunction:
         for a, g in zip(grad, grads):  # answer() checked that g has exactly a's shape and dtype
             surrogate = surrogate + (g * (a - a.detach())).sum()
         return surrogate
+
+
+def answers(asked: Sequence[tuple[RemoteFunction, Call]]) -> Generator[tuple, None, None]:
+    """`RemoteFunction.answer` of each (function, its `prepared` call) in order, up to the first that raises: in
+    batches (`RemoteSubmission.answers`) when every function is one RemoteSubmission's, else one by one."""
+    submissions = {id(function.submission) for function, _ in asked}
+    submission = asked[0][0].submission if asked else None
+    if len(submissions) == 1 and isinstance(submission, RemoteSubmission):
+        with closing(submission.answers([call for _, call in asked])) as replies:  # closed here: drained now
+            for (function, call), (value, grads) in zip(asked, replies):
+                yield function.checked(call, value, grads)
+        return
+    for function, call in asked:
+        yield function.asked(call)
 
 
 class _VectorJacobian(torch.autograd.Function):

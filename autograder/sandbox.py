@@ -278,6 +278,17 @@ class Child:
         self._send(wire.encode(message), deadline, what, wall)
         return self._receive(deadline, wall, what, CallClock(self.cpu_seconds), timeout)
 
+    def send(self, message: dict, what: str, wall: float) -> None:
+        """Send `message` within `wall` seconds, its answers read by `answer` (a batch of calls: child/worker.py)."""
+        self._send(wire.encode(message), time.monotonic() + wall, what, wall)
+
+    def answer(self, timeout: float | None = None, what: str = "the call", wall: float | None = None) -> dict:
+        """The child's next answer (of a batch: each answer is one call's), within `timeout` CPU seconds (default
+        call_seconds) counted from now, and the wall-clock backstop `wall` (default wall_per_cpu times `timeout`)."""
+        timeout = timeout or self.limits.call_seconds
+        wall = wall or timeout * self.limits.wall_per_cpu
+        return self._receive(time.monotonic() + wall, wall, what, CallClock(self.cpu_seconds), timeout)
+
     def _send(self, data: bytes, deadline: float, what: str, timeout: float | None = None) -> None:
         view = memoryview(data)
         while view:  # write first (a frame usually fits the pipe at once), wait only when it is full

@@ -8,11 +8,13 @@ import json
 import pytest
 import torch
 
-from autograder import bank, config, e2e, fingerprints
+from autograder import bank, config, e2e, fingerprints, remote
 from autograder.grade import grade
 from autograder.paths import REFERENCE, ROOT
 from autograder.remote import RemoteSubmission
 from autograder.replay import compare, flow, record, runs, shipped
+from autograder.report import write_reports
+from autograder.sandbox import Child
 from lab12.e2e_tests import ppo_key
 
 slow = pytest.mark.slow
@@ -196,3 +198,38 @@ def graded_both_ways(tmp_path, monkeypatch, name: str):
     replayed = grade(path, only={"e2e"})
     monkeypatch.setenv("AUTOGRADER_REPLAY", "0")
     return replayed, grade(path, only={"e2e"})
+
+
+@slow
+@pytest.mark.parametrize("mistake", ["", "ppo_clip.value_no_clipping"])
+def test_a_batched_replay_grades_as_one_call_per_round_trip(tmp_path, monkeypatch, mistake):
+    """The replay sends its calls in batches (remote.RemoteSubmission.answers); one call per round trip
+    (remote.BATCH_ASKS = 1) gives the same results.json: for the reference (every run replayed) and for a mistake
+    whose answers part from the reference's within a batch (every run trained)."""
+    path = tmp_path / "rlhf.py"
+    path.write_text(bank.submission_source(entry(mistake)) if mistake else REFERENCE.read_text())
+    outputs = []
+    for asks in (remote.BATCH_ASKS, 1):
+        monkeypatch.setattr(remote, "BATCH_ASKS", asks)
+        result = grade(path, only={"e2e"})
+        write_reports(result, tmp_path / str(asks))
+        data = json.loads((tmp_path / str(asks) / "results.json").read_text())
+        data.pop("execution_time")
+        outputs.append(data)
+    assert outputs[0] == outputs[1]
+    ppo = ("e2e.kl_penalty:", "e2e.blind_spot:", "e2e.ptx:")  # the replayed runs' tests (the reward model trains)
+    replayed = ["recorded run" in test["output"] for test in outputs[0]["tests"] if test["name"].startswith(ppo)]
+    assert len(replayed) == 3 and all(replayed) == (not mistake) and any(replayed) == (not mistake)
+
+
+def test_a_replay_sends_a_wave_of_calls_in_one_round_trip(monkeypatch):
+    """The reference replaying one run: one request per wave of calls (flow.waves), not one per call."""
+    sent = []
+    for name in ("send", "request"):  # what starts a round trip: a batch, or one call
+        method = getattr(Child, name)
+        monkeypatch.setattr(Child, name, lambda self, *a, m=method, **k: (sent.append(1), m(self, *a, **k))[1])
+    run = shipped.shipped_runs()[repr(ppo_key(config.load().e2e["blind_spot"]))]
+    waves = list(flow.waves(run.calls()))
+    assert matches(RemoteSubmission(REFERENCE, config.load().limits), repr(ppo_key(config.load().e2e["blind_spot"])))
+    # a wave of one is a plain call, asked again (a second request) when it is a sampled answer: 1, 4, 16, ...
+    assert len(waves) <= len(sent) <= len(waves) + 6 and len(sent) * 8 < run.n_calls

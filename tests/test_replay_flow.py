@@ -66,3 +66,13 @@ def test_a_replay_passes_on_the_submissions_own_answer_as_linked():
             "flow": [{"to": 0, "call": 0, "piece": 0, "via": "doubled", "rows": torch.tensor([1, 0])}]}
     args, cotangent = feed.arguments(call)
     assert args[0].tolist() == [4.0, 2.0] and args[1] == "kept" and cotangent is None
+
+
+def test_waves_are_the_longest_runs_of_calls_linked_only_to_calls_before_them():
+    def call(*linked: int) -> dict:
+        return {"flow": [{"to": 0, "call": j, "piece": 0, "via": "", "rows": None} for j in linked]}
+    # a PPO step: rewards (no link), GAE (from 0), minibatches (from 1), the next step's rewards (no link), its GAE
+    recorded = [call(), call(0), call(1), call(1), call(1), call(), call(5), call(1, 6)]
+    assert [len(wave) for wave in flow.waves(recorded)] == [1, 1, 4, 1, 1]
+    assert [len(wave) for wave in flow.waves([call(), call(), call()])] == [3]
+    assert list(flow.waves([])) == []

@@ -10,6 +10,9 @@ then answers {"ok": bool, ...} for the import, then serves requests until the ch
       -> {"ok": True, "result": VALUE, "grads": [tensor or None, ...]}
       -> {"ok": False, "error": {"type", "message", "line", "kind"}}
       -> {"ok": False, "error": {"kind": "mutated", "argument": position or keyword}}  (the call wrote into it)
+    {"op": "batch", "calls": [call, ...]}  (a replay's calls: autograder/remote.py RemoteSubmission.answers)
+      -> one answer per call, in order, each sent as soon as it is computed, up to and including the first
+         that is not {"ok": True, ...}: the calls after a failed one are not run
 VALUE is a tensor, a list of values (for tuples), or {"__object__": type name} for anything else.
 The judge trusts none of it: it checks every type, shape and number it receives.
 """
@@ -119,9 +122,17 @@ def bits(t: torch.Tensor) -> torch.Tensor:
     return t.contiguous().view(ints[t.dtype]) if t.dtype in ints else t
 
 
-def send_reply(out_fd: int, reply: dict, path: str) -> None:
+def answer(module, request: dict, path: str) -> dict:
+    """The reply to one call: its answer, or the exception it raised."""
+    try:
+        return call(module, request)
+    except BaseException as exc:  # noqa: BLE001
+        return error_reply(exc, path)
+
+
+def send_reply(out_fd: int, reply: dict, path: str) -> bool:
     """Send a reply; a result that cannot be made wire data (a sparse tensor, a subclass that raises) is
-    answered as "unsendable": the answer failed, not the function."""
+    answered as "unsendable": the answer failed, not the function. True when an answer went ("ok": True)."""
     try:
         if reply.get("ok"):
             reply = {**reply, "result": tag(reply["result"])}
@@ -129,8 +140,9 @@ def send_reply(out_fd: int, reply: dict, path: str) -> None:
     except Exception as exc:  # noqa: BLE001 - whatever the submission's object raised
         failed = error_reply(exc, path)
         failed["error"]["kind"] = "unsendable"
-        frame = wire.encode(failed)
+        reply, frame = failed, wire.encode(failed)
     wire.write_bytes(out_fd, frame)
+    return reply.get("ok") is True
 
 
 def main() -> None:
@@ -150,11 +162,12 @@ def main() -> None:
             request = requests.read()
         except EOFError:
             return
-        try:
-            reply = call(module, request)
-        except BaseException as exc:  # noqa: BLE001
-            reply = error_reply(exc, path)
-        send_reply(out_fd, reply, path)
+        if request.get("op") == "batch":
+            for one in request["calls"]:
+                if not send_reply(out_fd, answer(module, one, path), path):
+                    break
+        else:
+            send_reply(out_fd, answer(module, request, path), path)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ would give them (else it could see that an answer changed within the tolerances 
         links = seen.links(args, cotangent)      # before a call: which arguments come from earlier answers
         seen.answered(pieces, mask)              # after it: its answer's tensors (value, then gradients)
     feed = Feed(passes_on, mask_index)           # replaying (mask_index: function -> its mask argument)
+    for wave in waves(calls): ...                # replaying: calls whose arguments are all known, asked at once
     args, cotangent = feed.arguments(call)       # the recorded call, with the submission's own answers passed on
     feed.answered(call, value, grads)
 
@@ -30,7 +31,7 @@ A link: {"to": argument position or "cotangent", "call": index of the answering 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -157,6 +158,20 @@ class Provenance(TorchFunctionMode):
 
 def _is_rows(index: Any) -> bool:
     return isinstance(index, torch.Tensor) and index.dtype == torch.int64 and index.dim() == 1
+
+
+def waves(calls: Iterable[dict]) -> Iterator[list[dict]]:
+    """The recorded calls in order, in the longest runs whose links point only at calls before the run: the calls of
+    a run can all be asked at once, since none takes an answer of another (a PPO step's minibatches, say)."""
+    wave: list[dict] = []
+    start = 0
+    for i, call in enumerate(calls):
+        if wave and any(link["call"] >= start for link in call["flow"]):
+            yield wave
+            wave, start = [], i
+        wave.append(call)
+    if wave:
+        yield wave
 
 
 class Feed:

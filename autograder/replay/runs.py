@@ -6,14 +6,16 @@ from __future__ import annotations
 import lzma
 import os
 from collections.abc import Callable, Hashable
+from contextlib import closing
+from itertools import takewhile
 from typing import Any
 
 from autograder import config, registry
 from autograder.child import wire
-from autograder.remote import RemoteFunction, SubmissionError
+from autograder.remote import RemoteFunction, SubmissionError, answers
 
 from .compare import answer_matches
-from .flow import Feed
+from .flow import Feed, waves
 from .record import active, record
 from .shipped import ShippedRun, shipped_runs
 
@@ -39,24 +41,31 @@ def outcome(key: Hashable, parts: Any, train: Callable[[], dict], rtol: float, a
 
 def answers_match(run: ShippedRun, functions: dict[str, RemoteFunction], rtol: float, atol: float) -> bool:
     """Send the recorded calls in order, back to back, fed as the training would (the submission's own answers
-    passed on); True when every answer is the reference's within the tolerances. The first answer that differs
-    (or raises) ends the replay: the recorded calls after it are never decoded."""
+    passed on); True when every answer is the reference's within the tolerances. The calls go in waves (flow.waves:
+    those whose arguments are all known, in batches: remote.answers); the first answer that differs (or raises)
+    ends the replay: the recorded calls past its wave are never decoded."""
     facts = registry.lab().replays
     contract = config.current().contract
     feed = Feed(facts.passes_on if facts is not None else {}, lambda fn: contract[fn].mask_index)
-    for call in run.calls():
-        function = functions.get(call["fn"])
-        if function is None:
-            return False
-        args, cotangent = feed.arguments(call)
-        args = [a.requires_grad_(True) if j in call["grad"] else a for j, a in enumerate(args)]
-        try:
-            value, grads = function.answer(*args, cotangent=cotangent, **call["kwargs"])
-        except SubmissionError:
-            return False  # the training decides: it calls with its own inputs
-        if not answer_matches(call, value, grads, rtol, atol):
-            return False
-        feed.answered(call, value, grads)
+    for wave in waves(run.calls()):
+        known = list(takewhile(lambda call: call["fn"] in functions, wave))
+        asked = []
+        for call in known:
+            args, cotangent = feed.arguments(call)
+            args = [a.requires_grad_(True) if j in call["grad"] else a for j, a in enumerate(args)]
+            function = functions[call["fn"]]
+            asked.append((function, function.prepared(*args, cotangent=cotangent, **call["kwargs"])))
+        with closing(answers(asked)) as replies:
+            for call in known:
+                try:
+                    value, grads = next(replies)
+                except SubmissionError:
+                    return False  # the training decides: it calls with its own inputs
+                if not answer_matches(call, value, grads, rtol, atol):
+                    return False
+                feed.answered(call, value, grads)
+        if len(known) < len(wave):
+            return False  # a function the run calls is not among the submission's
     return True
 
 
