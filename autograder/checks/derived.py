@@ -71,19 +71,20 @@ def _known_values(function: str) -> Callable[[Context], None]:
             why = example.get("why") or f"{function}'s value on this worked example differs from the right one"
             answer.expect_close(ctx, answer.value, expected, why)
             for k, i in enumerate(wrt):
-                _expect_grad(ctx, answer, k, spec.parameters[i], grads[spec.parameters[i]], why)
+                _expect_grad(ctx, answer, k, f"d {function} / d {spec.parameters[i]}", grads[spec.parameters[i]], why)
     derived_known_values.__module__ = __name__
     return derived_known_values
 
 
-def _expect_grad(ctx: Context, answer: Answer, k: int, wrt: str, expected: Any, why: str) -> None:
-    """The k-th requested gradient of a scalar answer (to parameter `wrt`) against the worked example's."""
+def _expect_grad(ctx: Context, answer: Answer, k: int, derivative: str, expected: Any, why: str) -> None:
+    """The k-th requested gradient of a scalar answer (`derivative`: "d F / d P", the lab's own names) against the
+    worked example's."""
     got = answer.grads[k] if k < len(answer.grads) else None
     if got is None:
-        raise answer.fail(f"no gradient reached {wrt}: was it detached (.detach(), .item(), .data, torch.no_grad, "
-                          "numpy)?", expected=f"a gradient w.r.t. {wrt}", got="none")
+        raise answer.fail(f"{derivative} is missing: was the answer detached (.detach(), .item(), .data, "
+                          "torch.no_grad, numpy)?", expected=derivative, got="none")
     answer.expect_close(ctx, got, torch.as_tensor(expected, dtype=torch.float64),
-                        f"d {answer.function} / d {wrt} differs from the hand-computed one ({why})")
+                        f"{derivative} differs from the hand-computed one ({why})")
 
 
 def _argument(domain: str, value: Any, dtype: torch.dtype) -> Any:
