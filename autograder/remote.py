@@ -147,8 +147,9 @@ def equal_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 @dataclass(frozen=True)
-class Call:
-    """A call of a contract function, as `RemoteSubmission.call` takes it (for `RemoteSubmission.answers`)."""
+class Ask:
+    """One ask of a contract function, as `RemoteSubmission.call` takes it (for `RemoteSubmission.answers`); a check's
+    declared call with what validates its answer is checks.tools.Call."""
 
     fn: str
     args: tuple
@@ -254,7 +255,7 @@ class RemoteSubmission:
         timeout, wall = self._allowance(timeout)
         child = self._ensure_child()
         self.calls += 1
-        request = Call(fn, args, kwargs, grad, cotangent).request()
+        request = Ask(fn, args, kwargs, grad, cotangent).request()
         answer = self._answer(child, request, fn, args, kwargs, grad, timeout, wall, valid)
         self._answers += 1
         if reasked(self._answers):
@@ -269,7 +270,7 @@ class RemoteSubmission:
                 raise self._inconsistent[fn]
         return answer
 
-    def answers(self, calls: Sequence["Call"]) -> Generator[tuple, None, None]:
+    def answers(self, calls: Sequence["Ask"]) -> Generator[tuple, None, None]:
         """The answers to `calls` in order, each exactly as `call` gives it ((value, grads), checked as `call` checks
         it, asked again where `call` would ask it again, `valid` inputs): the first that fails raises what `call`
         would raise and ends them. They go to the child in batches, one request each (at most BATCH_ASKS requests,
@@ -292,7 +293,7 @@ class RemoteSubmission:
                 yield from self._batch(calls[done:done + fitting])
             done += fitting
 
-    def _fitting(self, calls: Sequence["Call"]) -> int:
+    def _fitting(self, calls: Sequence["Ask"]) -> int:
         """How many of `calls` (at least one, none of a failed function) one batch takes."""
         asks = tensors = size = 0
         for k, one in enumerate(calls):
@@ -305,7 +306,7 @@ class RemoteSubmission:
                 return max(k, 1)
         return len(calls)
 
-    def _batch(self, calls: Sequence["Call"]) -> Generator[tuple, None, None]:
+    def _batch(self, calls: Sequence["Ask"]) -> Generator[tuple, None, None]:
         """`answers` of calls that fit one batch, every one of a function that has not failed."""
         timeout, wall = self._allowance()
         child = self._ensure_child()
@@ -317,7 +318,7 @@ class RemoteSubmission:
         self._replied(calls[0].fn, lambda: child.send({"op": "batch", "calls": requests}, f"{calls[0].fn}()", wall))
         pending = [len(requests)]  # answers the child still sends (none after its first failed one)
 
-        def next_answer(one: Call, timeout: float, wall: float) -> tuple:
+        def next_answer(one: Ask, timeout: float, wall: float) -> tuple:
             try:
                 reply = self._replied(one.fn, lambda: child.answer(timeout, f"{one.fn}()", wall))
             except SubmissionError:
@@ -477,18 +478,18 @@ class RemoteFunction:
         go detached."""
         return self.asked(self.prepared(*args, cotangent=cotangent, **kwargs))
 
-    def asked(self, call: Call) -> tuple:
+    def asked(self, call: Ask) -> tuple:
         """`answer` of a `prepared` call."""
         extra: dict[str, Any] = {} if call.cotangent is None else {"cotangent": call.cotangent}  # a stand-in's call
         value, grads = self.submission.call(self.name, *call.args, grad=call.grad, **extra, **call.kwargs)
         return self.checked(call, value, grads)
 
-    def prepared(self, *args, cotangent: torch.Tensor | None = None, **kwargs) -> Call:
+    def prepared(self, *args, cotangent: torch.Tensor | None = None, **kwargs) -> Ask:
         """The call `answer` makes: arguments detached, a gradient asked for each that requires grad."""
         grad = tuple(i for i, a in enumerate(args) if _needs_grad(a))
-        return Call(self.name, tuple(_plain(a) for a in args), kwargs, grad, cotangent)
+        return Ask(self.name, tuple(_plain(a) for a in args), kwargs, grad, cotangent)
 
-    def checked(self, call: Call, value, grads: list) -> tuple:
+    def checked(self, call: Ask, value, grads: list) -> tuple:
         """`answer`'s checks of the answer (value, grads) to `call`, against the contract: (value, grads)."""
         plain = call.args
         tensors = [a for a in plain if isinstance(a, torch.Tensor)]
@@ -513,7 +514,7 @@ class RemoteFunction:
         return surrogate
 
 
-def answers(asked: Sequence[tuple[RemoteFunction, Call]]) -> Generator[tuple, None, None]:
+def answers(asked: Sequence[tuple[RemoteFunction, Ask]]) -> Generator[tuple, None, None]:
     """`RemoteFunction.answer` of each (function, its `prepared` call) in order, up to the first that raises: in
     batches (`RemoteSubmission.answers`) when every function is one RemoteSubmission's, else one by one."""
     submissions = {id(function.submission) for function, _ in asked}

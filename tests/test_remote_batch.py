@@ -11,7 +11,7 @@ import torch
 
 from autograder import config, remote
 from autograder.paths import REFERENCE
-from autograder.remote import Call, RemoteSubmission, SubmissionError
+from autograder.remote import Ask, RemoteSubmission, SubmissionError
 from autograder.sandbox import Child
 
 HOSTILE = '''
@@ -39,17 +39,17 @@ def kl_estimate(logp, ref_logp, kind="k1"):
 '''
 
 
-def calls(marks: list[float]) -> list[Call]:
+def calls(marks: list[float]) -> list[Ask]:
     """kl_estimate on (2, 3) inputs whose first element is the mark (0: an ordinary call)."""
     made = []
     for i, mark in enumerate(marks):
         logp = torch.full((2, 3), 0.5 + i)
         logp[0, 0] = mark
-        made.append(Call("kl_estimate", (logp, torch.zeros(2, 3)), {"kind": "k1"}))
+        made.append(Ask("kl_estimate", (logp, torch.zeros(2, 3)), {"kind": "k1"}))
     return made
 
 
-def outcomes(sub: RemoteSubmission, asked: list[Call]) -> list:
+def outcomes(sub: RemoteSubmission, asked: list[Ask]) -> list:
     """What each call came to through remote.answers (the replay's way: each answer checked against the contract),
     in order, up to the first failure: its answer, or (kind, sentence)."""
     seen: list = []
@@ -62,7 +62,7 @@ def outcomes(sub: RemoteSubmission, asked: list[Call]) -> list:
     return seen
 
 
-def one_by_one(monkeypatch, path, asked: list[Call], limits=None) -> tuple[list, list]:
+def one_by_one(monkeypatch, path, asked: list[Ask], limits=None) -> tuple[list, list]:
     """outcomes() batched, then one call at a time (remote.BATCH_ASKS = 1), each in a fresh submission; and after
     each, a plain call's answer: the judge and the submission go on."""
     results = []
