@@ -38,6 +38,7 @@ and dtype the contract gives for its inputs (SHAPES), checked before the trainin
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
@@ -259,16 +260,22 @@ class RemoteSubmission:
         answer = self._answer(child, request, fn, args, kwargs, grad, timeout, wall, valid)
         self._answers += 1
         if reasked(self._answers):
-            try:
-                again = self._answer(child, request, fn, args, kwargs, grad, timeout, wall, valid)
-            except SubmissionError as exc:
-                if exc.kind == "died":
-                    raise
-                again = None  # an answer, then an exception: two different answers
-            if again is None or not same_answer(fn, answer, again, args, kwargs):
-                self._inconsistent[fn] = inconsistency_error(fn)
-                raise self._inconsistent[fn]
+            self._same_again(fn, answer, args, kwargs,
+                             lambda: self._answer(child, request, fn, args, kwargs, grad, timeout, wall, valid))
         return answer
+
+    def _same_again(self, fn: str, answer: tuple, args: tuple, kwargs: dict, ask_again: Callable[[], tuple]) -> None:
+        """A re-ask (`reasked`): `ask_again` must give the same answer, or `fn` is inconsistent for the rest of the
+        test (an exception the second time is a different answer; a child that died is that failure)."""
+        try:
+            again = ask_again()
+        except SubmissionError as exc:
+            if exc.kind == "died":
+                raise
+            again = None  # an answer, then an exception: two different answers
+        if again is None or not same_answer(fn, answer, again, args, kwargs):
+            self._inconsistent[fn] = inconsistency_error(fn)
+            raise self._inconsistent[fn]
 
     def answers(self, calls: Sequence["Ask"]) -> Generator[tuple, None, None]:
         """The answers to `calls` in order, each exactly as `call` gives it ((value, grads), checked as `call` checks
@@ -332,15 +339,8 @@ class RemoteSubmission:
                 answer = next_answer(one, timeout, wall)
                 self._answers += 1
                 if n == 2:
-                    try:
-                        again = next_answer(one, timeout, wall)
-                    except SubmissionError as exc:
-                        if exc.kind == "died":
-                            raise
-                        again = None  # an answer, then an exception: two different answers
-                    if again is None or not same_answer(one.fn, answer, again, one.args, one.kwargs):
-                        self._inconsistent[one.fn] = inconsistency_error(one.fn)
-                        raise self._inconsistent[one.fn]
+                    self._same_again(one.fn, answer, one.args, one.kwargs,
+                                     functools.partial(next_answer, one, timeout, wall))
                 yield answer
         finally:
             self._drain(child, pending[0])
