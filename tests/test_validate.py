@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import subprocess
+import sys
 
 import pytest
 
 from autograder import bank, checks, config
 from autograder.checks import CheckFailed, examples
 from autograder.commands import validate
+from autograder.paths import ROOT
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError
 from autograder.validity import derived_nulls, local
@@ -213,3 +216,14 @@ def test_elsewhere_runs_the_other_parts_checks_in_process(tmp_path):
     assert lost and all(t.tags == ["gae"] and t.message for t in lost)
     assert not [t for t in val.elsewhere(subject, fine) if t.lost]
     assert val.elsewhere(dataclasses.replace(subject, elsewhere=()), broken) == []
+
+
+@pytest.mark.parametrize("trains", [False, True])
+def test_a_validate_worker_imports_dynamo_once_only_when_its_subjects_train(trains):
+    """validation.shared_imports, each worker's initializer: torch._dynamo (an optimiser's first use imports it) is
+    imported in the worker, which every grade's lanes share, only when some subject runs the e2e tests."""
+    code = ("import sys; from autograder.validity import validation as val; "
+            f"val.shared_imports({trains}); print('torch._dynamo' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(trains)
