@@ -53,6 +53,8 @@ def _grade(job: dict) -> dict:
     from autograder.grade import grade  # torch and the engine: imported in the worker only
     from autograder.report import write_reports
 
+    if not job["only"] or "e2e" in job["only"]:  # a training lane's optimiser imports torch._dynamo (~1.5 s of
+        import torch._dynamo  # noqa: F401     # CPU) at its first use: once per worker, shared by its grades' lanes
     with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp:
         path = Path(tmp) / "submission" / job["filename"]
         path.parent.mkdir()
