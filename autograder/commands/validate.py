@@ -80,7 +80,9 @@ def main(args: argparse.Namespace) -> int:
         keep = set(args.entries)
         subjects = [s for s in subjects if s.kind in ("reference", "starter", "null") or s.label in keep]
     started = time.monotonic()
-    print(f"validating {', '.join(parts)}: {len(subjects)} submissions on {args.workers} workers")
+    from autograder import isolation
+    print(f"validating {', '.join(parts)}: {len(subjects)} submissions on {args.workers} workers, "
+          f"sandbox: {isolation.detect().describe()}")
 
     def progress(outcome):
         v = val.judge(outcome)
