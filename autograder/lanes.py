@@ -94,7 +94,7 @@ def second_lane(both_train: bool = False, both_plot: bool = False) -> Iterator[t
     when they draw) is imported once here and shared; otherwise only a lane that draws imports it."""
     global _OUTBOX
     if both_train:
-        import torch._dynamo  # noqa: F401
+        import_dynamo()
     if both_plot:
         import matplotlib.figure  # noqa: F401
 
@@ -110,6 +110,13 @@ def second_lane(both_train: bool = False, both_plot: bool = False) -> Iterator[t
         _OUTBOX.close()
         inbox.close()
         _OUTBOX = None
+
+
+def import_dynamo() -> None:
+    """Import torch._dynamo now, in a process whose forks will train: a torch.optim optimiser imports it at its
+    first use (~1.3-2 s of CPU, ~70 MB), and each fork would otherwise import it for itself (second_lane; the
+    workers of validate and grade-all, which grade one submission after another)."""
+    import torch._dynamo  # noqa: F401
 
 
 def send(data: bytes) -> None:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import subprocess
-import sys
 
 import pytest
 
 from autograder import bank, checks, config
 from autograder.checks import CheckFailed, examples
 from autograder.commands import validate
-from autograder.paths import ROOT
 from autograder.reference import load_reference
 from autograder.remote import SubmissionError
 from autograder.validity import derived_nulls, local
@@ -218,12 +215,14 @@ def test_elsewhere_runs_the_other_parts_checks_in_process(tmp_path):
     assert val.elsewhere(dataclasses.replace(subject, elsewhere=()), broken) == []
 
 
-@pytest.mark.parametrize("trains", [False, True])
-def test_a_validate_worker_imports_dynamo_once_only_when_its_subjects_train(trains):
-    """validation.shared_imports, each worker's initializer: torch._dynamo (an optimiser's first use imports it) is
-    imported in the worker, which every grade's lanes share, only when some subject runs the e2e tests."""
-    code = ("import sys; from autograder.validity import validation as val; "
-            f"val.shared_imports({trains}); print('torch._dynamo' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == str(trains)
+@pytest.mark.parametrize("e2e", [False, True])
+def test_validate_imports_dynamo_once_only_when_its_subjects_train(monkeypatch, e2e):
+    """grade_subjects imports torch._dynamo (an optimiser's first use imports it) once, before the grades, which
+    share it, and only when some subject runs the e2e tests."""
+    from autograder import lanes
+    imported = []
+    monkeypatch.setattr(lanes, "import_dynamo", lambda: imported.append(1))
+    monkeypatch.setattr(val, "grade_subject", lambda s: val.Outcome(s, [], 0.0))
+    subjects = [val.Subject(label, "null", None, label, ("gae", "e2e") if e2e else ("gae",)) for label in "ab"]
+    assert len(val.grade_subjects(subjects, workers=1)) == 2
+    assert imported == ([1] if e2e else [])

@@ -50,11 +50,12 @@ def failed(job: dict, reason: str, seconds: float = 0.0) -> dict:
 
 
 def _grade(job: dict) -> dict:
+    from autograder import lanes
     from autograder.grade import grade  # torch and the engine: imported in the worker only
     from autograder.report import write_reports
 
-    if not job["only"] or "e2e" in job["only"]:  # a training lane's optimiser imports torch._dynamo (~1.5 s of
-        import torch._dynamo  # noqa: F401     # CPU) at its first use: once per worker, shared by its grades' lanes
+    if not job["only"] or "e2e" in job["only"]:
+        lanes.import_dynamo()  # once per worker, shared by its grades' training lanes
     with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp:
         path = Path(tmp) / "submission" / job["filename"]
         path.parent.mkdir()

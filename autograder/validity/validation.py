@@ -253,9 +253,11 @@ def subject_source(subject: Subject) -> str:
 
 def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> list[Outcome]:
     """Grade every subject on `workers` processes; `progress(outcome)` after each."""
-    trains = any("e2e" in s.only for s in subjects)
+    from autograder import lanes
+    warm = lanes.import_dynamo if any("e2e" in s.only for s in subjects) else None  # once per worker, not per grade
     if workers <= 1:
-        shared_imports(trains)
+        if warm is not None:
+            warm()
         outcomes = []
         for s in subjects:
             outcomes.append(grade_subject(s))
@@ -264,22 +266,13 @@ def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> 
         return outcomes
     outcomes = []
     # not multiprocessing.Pool: its daemonic workers cannot start grade()'s second e2e lane
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=shared_imports,
-                             initargs=(trains,)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=warm) as pool:
         for future in as_completed([pool.submit(grade_subject, s) for s in subjects]):
             outcomes.append(future.result())
             if progress:
                 progress(outcomes[-1])
     order = {s.label: i for i, s in enumerate(subjects)}
     return sorted(outcomes, key=lambda o: order[o.subject.label])
-
-
-def shared_imports(trains: bool) -> None:
-    """What every grade of a validate worker would import for itself, imported once: torch._dynamo when subjects
-    run e2e tests (a torch.optim optimiser imports it at its first use, ~1.5 s of CPU; a grade's lanes, forked from
-    the worker, then share it instead of importing it once per grade)."""
-    if trains:
-        import torch._dynamo  # noqa: F401
 
 
 def own_part(test: TestOutcome, part: str) -> bool:
