@@ -550,7 +550,8 @@ def started(submission: Path | None, limits: Limits, iso: isolation.Isolation | 
 
 
 def discard_early() -> None:
-    """The grade's end: kill the children started early and never handed over, and stop the zygote."""
+    """The grade's end: kill the children started early and never handed over, and stop the zygote (a kept one,
+    zygote.keep, kills and reaps its children instead)."""
     while _EARLY:
         child = _EARLY.popitem()[1]
         if child._owner == os.getpid():

@@ -18,7 +18,10 @@ forked inside one bubblewrap would share them with its siblings, so that level k
 zygote) and AUTOGRADER_WARM=0.
 
 One zygote per judge process tree, started by the first child it serves (or by `start()`, early); it has one
-control socket per lane: the second lane, forked from the first, takes the spare one.
+control socket per lane: the second lane, forked from the first, takes the spare one. A grade's end stops it,
+except in a process that grades one submission after another (validate's and grade-all's workers: `keep()`):
+there it kills and reaps every child it forked and serves the next grade, saving that grade its start (a
+python importing torch, ~1.5-2 s of CPU). It never ran submission code, so nothing of one grade is in it.
 """
 
 from __future__ import annotations
@@ -160,6 +163,30 @@ class Zygote:
     def alive(self) -> bool:
         return isolation.alive(self.proc.pid)  # (a forked lane cannot wait for its parent's child)
 
+    def end_grade(self) -> bool:
+        """Have the zygote kill and reap every child it forked, and drop what the spare lanes' sockets still hold
+        (their children's ends, which a later lane must not read as its own); False when it does not answer."""
+        try:
+            self.sockets[0].send(json.dumps({"op": "end-grade"}).encode())
+            deadline = time.monotonic() + START_SECONDS
+            while True:
+                answer = self._next(deadline - time.monotonic())
+                if answer is None:
+                    return False
+                if "cleared" in answer:
+                    break
+            for sock in self.sockets[1:]:
+                sock.settimeout(0)
+                try:
+                    while sock.recv(1 << 16):
+                        pass
+                except OSError:  # BlockingIOError: nothing more
+                    pass
+        except (OSError, ValueError):
+            return False
+        self.ended_codes.clear()  # pids of this grade's children: another may get one of them
+        return self.alive()
+
     def close(self) -> None:
         """Close this process's sockets; the process that started the zygote also waits for it to exit."""
         for sock in self.sockets:
@@ -176,6 +203,14 @@ class Zygote:
 
 _ZYGOTE: Zygote | None = None
 _STOPPED = 0.0  # reaped CPU of this process's zygotes stopped before (a counter only grows, as rusage's)
+_KEEP = False   # keep(): a grade's end clears the zygote instead of stopping it
+
+
+def keep(on: bool = True) -> None:
+    """In a process that grades one submission after another: keep its zygote from one grade to the next (`on`),
+    or no longer (then `stop()` ends it)."""
+    global _KEEP
+    _KEEP = on
 
 
 def start() -> None:
@@ -209,9 +244,12 @@ def fork(home: Path, program: str, argv: list[str], env: dict, fds: tuple[int, i
 
 
 def stop() -> None:
-    """Close the zygote (the end of a grade): it exits, and any child it forked that still runs dies with it."""
+    """The end of a grade: close the zygote (it exits, and any child it forked that still runs dies with it), or
+    where it is kept (`keep`), kill and reap its children and keep it for the next grade."""
     global _ZYGOTE, _STOPPED
     if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid():
+        if _KEEP and _ZYGOTE.starter == os.getpid() and _ZYGOTE.lane == 0 and _ZYGOTE.end_grade():
+            return
         _STOPPED += _ZYGOTE.reaped
         _ZYGOTE.close()
     _ZYGOTE = None

@@ -320,3 +320,27 @@ def test_a_warm_childs_cpu_counts_in_the_grades_budget_once_it_ended(submission)
         child.kill()
     assert isinstance(child.proc, zygote.Forked) and child.proc.returncode is not None
     assert budget.children_cpu() - before >= 0.9
+
+
+def test_a_kept_zygote_serves_the_next_grade_with_nothing_of_the_last(submission, monkeypatch):
+    """zygote.keep() (validate's and grade-all's workers): a grade's end kills and reaps every child the zygote
+    forked, even one its judge lost, and the next grade's children come from the same zygote, which holds nothing
+    of the last grade's."""
+    iso, limits = warm_level(), config.current().limits
+    monkeypatch.setattr(zygote, "_KEEP", True)
+    lost = sandbox.Child(submission, limits, iso)
+    first = ask(lost, "look", "FOUND")
+    ask(lost, "plant", "PLANTED")
+    sandbox.discard_early()  # the grade's end, its judge never killing `lost`
+    assert not isolation.alive(first["pid"]) and isolation.alive(first["ppid"])
+    lost.kill()  # its folder (its process is gone)
+    second = sandbox.Child(submission, limits, iso)
+    try:
+        found = ask(second, "look", "FOUND")
+    finally:
+        second.kill()
+    assert found["ppid"] == first["ppid"]
+    assert not any(found[key] for key in ("torch attribute", "module", "environment", "worker patched",
+                                         "confine patched", "file in tmp", "file in /dev/shm"))
+    assert found["default dtype"] == "torch.float32" and found["uid"] != first["uid"]
+    monkeypatch.setattr(zygote, "_KEEP", False)  # the fixture's grade end stops it

@@ -216,13 +216,21 @@ def test_elsewhere_runs_the_other_parts_checks_in_process(tmp_path):
 
 
 @pytest.mark.parametrize("e2e", [False, True])
-def test_validate_imports_dynamo_once_only_when_its_subjects_train(monkeypatch, e2e):
-    """grade_subjects imports torch._dynamo (an optimiser's first use imports it) once, before the grades, which
-    share it, and only when some subject runs the e2e tests."""
-    from autograder import lanes
-    imported = []
+def test_validate_keeps_its_zygote_and_imports_dynamo_once_only_when_its_subjects_train(monkeypatch, e2e):
+    """grade_subjects sets its worker up once, before the grades: its zygote kept from one grade to the next (and
+    stopped after the last), and torch._dynamo (an optimiser's first use imports it) imported once, which the
+    grades share, only when some subject runs the e2e tests."""
+    from autograder import lanes, zygote
+    imported, kept, stopped = [], [], []
     monkeypatch.setattr(lanes, "import_dynamo", lambda: imported.append(1))
-    monkeypatch.setattr(val, "grade_subject", lambda s: val.Outcome(s, [], 0.0))
+    monkeypatch.setattr(zygote, "stop", lambda: stopped.append(zygote._KEEP))
+
+    def grade(s):
+        kept.append(zygote._KEEP)
+        return val.Outcome(s, [], 0.0)
+
+    monkeypatch.setattr(val, "grade_subject", grade)
     subjects = [val.Subject(label, "null", None, label, ("gae", "e2e") if e2e else ("gae",)) for label in "ab"]
     assert len(val.grade_subjects(subjects, workers=1)) == 2
     assert imported == ([1] if e2e else [])
+    assert kept == [True, True] and stopped == [False]

@@ -34,6 +34,8 @@ def serve(conn: Connection) -> None:
     """A worker's loop: receive a job, send its outcome, until the coordinator goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwinds grade(), which kills its child
+    from autograder import zygote
+    zygote.keep()  # one submission after another: the warm children's zygote serves every grade of this worker
     while True:
         try:
             job = conn.recv()

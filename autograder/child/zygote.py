@@ -8,6 +8,8 @@ without bubblewrap (autograder/zygote.py says where and why).
     {"op": "fork", "program": "worker.py" | "probe.py", "argv": [SUBMISSION, WORLD], "home": DIR, "env": {...}}
         with 3 descriptors (SCM_RIGHTS): the child's input, its answers, its output (stdout and stderr)
       -> {"pid": PID} (the child waits for its set-up), or {"error": "..."} (the judge starts a fresh one)
+    {"op": "end-grade"} (first socket only: a zygote kept from one grade to the next)
+      -> {"cleared": N}: every child it forked that still ran (N of them) killed with its session, and reaped
     whenever a child of that socket ends: {"ended": PID, "code": its exit code, -N for signal N, "cpu": seconds
     of CPU it and the children it reaped used (wait4): the judge's budget counts it as its own reaped child's}
 The zygote exits when the first socket closes, or when the judge dies (PR_SET_PDEATHSIG); its children then
@@ -128,6 +130,25 @@ def reseed() -> None:
         numpy_random.seed()
 
 
+def end_grade(owner: dict[int, socket.socket]) -> int:
+    """Kill every child still running, with the session it leads, and reap it: nothing of one grade outlives it
+    in a zygote kept for the next (autograder/zygote.py, `keep`). How many there were."""
+    pids = list(owner)
+    for pid in pids:
+        for kill in (os.killpg, os.kill):  # each child leads its own session (setsid)
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    owner.clear()
+    return len(pids)
+
+
 def fork(request: dict, fds: list[int], sockets: list[socket.socket]) -> dict:
     if request.get("op") != "fork" or len(fds) != FDS or request.get("program") not in ("worker.py", "probe.py"):
         return {"error": "malformed fork request"}
@@ -171,6 +192,11 @@ def main() -> None:
                 request, fds = None, []
             if request is None:
                 live.remove(sock)
+                continue
+            if request.get("op") == "end-grade" and sock is sockets[0]:
+                for fd in fds:
+                    os.close(fd)
+                _send(sock, {"cleared": end_grade(owner)}, live)
                 continue
             try:
                 answer = fork(request, fds, sockets)

@@ -253,26 +253,40 @@ def subject_source(subject: Subject) -> str:
 
 def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> list[Outcome]:
     """Grade every subject on `workers` processes; `progress(outcome)` after each."""
-    from autograder import lanes
-    warm = lanes.import_dynamo if any("e2e" in s.only for s in subjects) else None  # once per worker, not per grade
+    trains = any("e2e" in s.only for s in subjects)
     if workers <= 1:
-        if warm is not None:
-            warm()
+        from autograder import zygote
+        start_worker(trains)
         outcomes = []
-        for s in subjects:
-            outcomes.append(grade_subject(s))
-            if progress:
-                progress(outcomes[-1])
+        try:
+            for s in subjects:
+                outcomes.append(grade_subject(s))
+                if progress:
+                    progress(outcomes[-1])
+        finally:  # this process goes on: its zygote is no longer kept
+            zygote.keep(False)
+            zygote.stop()
         return outcomes
     outcomes = []
     # not multiprocessing.Pool: its daemonic workers cannot start grade()'s second e2e lane
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=warm) as pool:
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=start_worker,
+                             initargs=(trains,)) as pool:
         for future in as_completed([pool.submit(grade_subject, s) for s in subjects]):
             outcomes.append(future.result())
             if progress:
                 progress(outcomes[-1])
     order = {s.label: i for i, s in enumerate(subjects)}
     return sorted(outcomes, key=lambda o: order[o.subject.label])
+
+
+def start_worker(trains: bool) -> None:
+    """Set up a process that grades one subject after another: its zygote kept from one grade to the next
+    (autograder/zygote.py, `keep`: the Docker level's warm children), and torch._dynamo imported once when its
+    subjects run e2e tests (lanes.import_dynamo), which every grade's lanes then share."""
+    from autograder import lanes, zygote
+    zygote.keep()
+    if trains:
+        lanes.import_dynamo()
 
 
 def own_part(test: TestOutcome, part: str) -> bool:
