@@ -189,7 +189,8 @@ def import_edits(text: str, path: Path, root: Path) -> dict[int, tuple[int, str]
         suffix = lines[last][node.end_col_offset:]
         if prefix.strip() or (len(new) > 1 and suffix.strip() and not suffix.strip().startswith("#")):
             fail(f"{path}:{node.lineno}: an import sharing its line with other code: rewrite it by hand")
-        body = ("\n" + prefix).join(new)
+        comment = suffix.rstrip("\n") if suffix.strip().startswith("#") else ""  # `# noqa` on each split line
+        body = (comment + "\n" + prefix).join(new)
         edits[first] = (last, prefix + body + rewrite_text(suffix))
     return edits
 
