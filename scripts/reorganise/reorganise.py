@@ -12,12 +12,14 @@ Applied once, on a clean work tree of main, after the other open issues have lan
      each an exact text that must be found exactly once (else the script stops and names it);
   4. writes the rooms' `__init__.py`, ARCHITECTURE.md's map and tests/test_architecture.py's room rules;
   5. sorts the rewritten imports (`ruff check --select I --fix`) and lists any old reference left.
+  6. carries each lab's e2e_mistakes.json over (carry_outcomes.py: only where the file was current before and the
+     move provably changed no code it was computed from; its recomputation trains every bank mistake, 1.5-3 h).
 
 It refuses a tree where it already ran (autograder/judge/ exists), a dirty tree, and a module of autograder/
 that no line of MOVES or KEEP places (add it to the table: every module has a room).
 
-Afterwards (not done here, long): every lab's data files are stale, since their fingerprints include the code of
-the engine's checks and e2e.py, whose import lines changed:
+Afterwards (not done here): the other data files are stale, since their fingerprints include the code of the
+engine's checks and e2e.py, whose import lines changed (`refresh` recomputes them in a few minutes):
     python -m autograder refresh; python -m autograder --lab labs/lab13 refresh;
     python -m autograder --lab tests/toylab refresh
 """
@@ -25,11 +27,14 @@ the engine's checks and e2e.py, whose import lines changed:
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import carry_outcomes  # beside this file
 
 # ---------------------------------------------------------------------------------------------------------------
 # The table: old module (dotted) -> new module. A package moves with everything under it.
@@ -508,6 +513,12 @@ def leftovers(root: Path) -> list[str]:
     return found
 
 
+def is_current(root: Path, lab: str) -> bool:
+    """Whether the lab's e2e_mistakes.json holds the fingerprint of the layout before the move."""
+    data = json.loads((root / lab / carry_outcomes.DATA).read_text())
+    return data.get("fingerprint") == carry_outcomes.fingerprint(root, lab, carry_outcomes.MODULE)
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
@@ -517,6 +528,8 @@ def main(argv: list[str]) -> int:
     global PATTERN
     PATTERN = _patterns()
     check_tree(root)
+    before = {lab: (is_current(root, lab), carry_outcomes.sources(root, lab, "autograder/e2e.py"))
+              for lab in carry_outcomes.LABS if (root / lab / carry_outcomes.DATA).is_file()}
     global STARTED
     STARTED = True
     move_modules(root)
@@ -534,6 +547,10 @@ def main(argv: list[str]) -> int:
         print("reorganise: references the rewrite left (old names that may be new ones by chance; check):")
         print("\n".join("  " + line for line in left))
     requote_sizes(root)
+    moved = {rel: new_name(rel[:-3].replace("/", ".")).replace(".", "/") + ".py"
+             for _, texts in before.values() for rel in texts if rel.startswith("autograder/")}
+    for line in carry_outcomes.carry(root, before, moved, new_name):
+        print(f"reorganise: {line}")
     if too_long:
         print("reorganise: lines still over 120 characters (wrap by hand):\n  " + "\n  ".join(too_long))
     print("next: ruff check . && mypy; python -m autograder refresh (and --lab labs/lab13, --lab tests/toylab)")
