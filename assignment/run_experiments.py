@@ -53,7 +53,7 @@ def import_solution(path: Path) -> ModuleType:
     """The student's module: rlhf.py as it is, or a notebook's definitions (as the grader takes them)."""
     if path.suffix == ".ipynb":
         sys.path.insert(0, str(HERE))  # the grading engine shipped next to this file reads notebooks
-        from autograder.notebook import notebook_to_source
+        from autograder.sandbox.notebook import notebook_to_source
         module = ModuleType("rlhf")
         module.__file__ = str(path)
         exec(compile(notebook_to_source(path), str(path), "exec"), module.__dict__)

@@ -15,9 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder import paths
 from autograder.commands.common import EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
-from autograder.config import ConfigError
+from autograder.lab import paths
+from autograder.lab.config import ConfigError
 
 COMMANDS = ("grade", "grade-all", "release", "validate", "calibrate", "refresh", "starter",
             "new-lab")  # + the lab's own
@@ -67,7 +67,7 @@ def _lab_commands() -> list[tuple[str, str]]:
     folder = paths.GRADING / "commands"
     if not (folder / "__init__.py").is_file():
         return []
-    from autograder import registry
+    from autograder.lab import registry
     package = registry.lab_module("commands").__name__
     return [(p.stem.replace("_", "-"), f"{package}.{p.stem}")
             for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]

@@ -31,9 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BARE = """
 import time, torch
 torch.set_num_threads(1)
-from autograder import config, e2e
-from autograder.reference import load_reference
-from autograder.paths import use_world
+from autograder.judge import e2e
+from autograder.lab import config
+from autograder.lab.reference import load_reference
+from autograder.lab.paths import use_world
 use_world()
 import training
 cfg = config.load()

@@ -111,8 +111,8 @@ def run_once(name: str, case: Case, root: Path) -> dict:
 
 
 def bank_source(root: Path, env: dict, entry: str) -> str:
-    """The submission of the bank entry `entry` of the checkout `root`'s lab (autograder/bank.py)."""
-    code = ("import sys; from autograder import bank; "
+    """The submission of the bank entry `entry` of the checkout `root`'s lab (autograder/lab/bank.py)."""
+    code = ("import sys; from autograder.lab import bank; "
             f"sys.stdout.write(bank.submission_source(next(e for e in bank.load_all() if e.id == {entry!r})))")
     return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
                           check=True).stdout

@@ -26,13 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # (module, attribute, phase): a callable, or a class's method as "Class.method"
 PHASES = (
-    ("autograder.secret_files", "copies", "secrets search"),
-    ("autograder.preflight", "ensure_secrets_hidden", "preflight (probe, secrets search)"),
-    ("autograder.sandbox", "Child.__init__", "child start"),
-    ("autograder.grade", "_shown_first", "unit checks"),
-    ("autograder.grade", "run_test", "tests"),
+    ("autograder.sandbox.secret_files", "copies", "secrets search"),
+    ("autograder.sandbox.preflight", "ensure_secrets_hidden", "preflight (probe, secrets search)"),
+    ("autograder.sandbox.sandbox", "Child.__init__", "child start"),
+    ("autograder.judge.grade", "_shown_first", "unit checks"),
+    ("autograder.judge.grade", "run_test", "tests"),
     ("autograder.replay.runs", "answers_match", "replays"),
-    ("autograder.report", "write_reports", "reports"),
+    ("autograder.judge.report", "write_reports", "reports"),
 )
 _LOG: str = ""
 _stack = threading.local()
@@ -82,7 +82,8 @@ def install() -> None:
         target = getattr(module, owner) if owner else module
         if hasattr(target, name):
             setattr(target, name, _wrap(getattr(target, name), _test_phase if phase == "tests" else phase))
-    from autograder import lanes, registry
+    from autograder.judge import lanes
+    from autograder.lab import registry
     second_lane = lanes.second_lane
 
     @contextmanager

@@ -22,11 +22,12 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import config, registry, remote  # noqa: E402
-from autograder.paths import REFERENCE  # noqa: E402
-from autograder.remote import RemoteSubmission  # noqa: E402
+from autograder.lab import config, registry  # noqa: E402
+from autograder.lab.paths import REFERENCE  # noqa: E402
 from autograder.replay import runs, shipped  # noqa: E402
-from autograder.sandbox import Child  # noqa: E402
+from autograder.sandbox import remote  # noqa: E402
+from autograder.sandbox.remote import RemoteSubmission  # noqa: E402
+from autograder.sandbox.sandbox import Child  # noqa: E402
 
 
 def replay_all(sub: RemoteSubmission, cfg: config.Config) -> tuple[int, int, float, float, float]:

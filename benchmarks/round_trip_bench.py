@@ -25,8 +25,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import config  # noqa: E402
-from autograder.remote import RemoteSubmission  # noqa: E402
+from autograder.lab import config  # noqa: E402
+from autograder.sandbox.remote import RemoteSubmission  # noqa: E402
 
 
 def cpu_seconds(pid: int) -> float:

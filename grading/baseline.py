@@ -25,9 +25,9 @@ from pathlib import Path
 
 import torch
 
-from autograder import config
-from autograder.fingerprints import code_of, numerics
-from autograder.paths import REFERENCE, use_world, world_files
+from autograder.lab import config
+from autograder.lab.fingerprints import code_of, numerics
+from autograder.lab.paths import REFERENCE, use_world, world_files
 
 use_world()
 import lab_helpers  # noqa: E402
@@ -81,7 +81,7 @@ def computed_rankings(seed: int, n_prompts: int, K: int) -> list[dict]:
 
 @functools.lru_cache(maxsize=4)
 def computed_rm(seed: int, n_prompts: int, K: int, steps: int, lr: float) -> lab_helpers.DigitRM:
-    from autograder.reference import load_reference
+    from autograder.lab.reference import load_reference
     return training.train_reward_model(computed_rankings(seed, n_prompts, K), load_reference().ranking_loss,
                                        steps, lr)
 

@@ -5,7 +5,7 @@
     blind_spot    PPO with beta = 0 exploits the RM: RM score up, gold down, malformed up
     ptx           PPO-ptx keeps more arithmetic accuracy than the same run without ptx
 
-Each is registered once with `@e2e_test` (autograder/e2e.py); grading.yaml `e2e.<name>` holds its numbers.
+Each is registered once with `@e2e_test` (autograder/judge/e2e.py); grading.yaml `e2e.<name>` holds its numbers.
 What the reference gives every grade (rankings, RM, the SFT policy's evaluation) comes from baseline.py.
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Callable, Mapping
 
 from autograder import replay
-from autograder.config import Config
-from autograder.e2e import Criterion, e2e_test
-from autograder.paths import use_world
+from autograder.judge.e2e import Criterion, e2e_test
+from autograder.lab.config import Config
+from autograder.lab.paths import use_world
 
 from .baseline import EVAL_SEED_OFFSET, RM_TEST, rankings, reference_rm, rm_key, sft_evaluation
 
@@ -25,7 +25,7 @@ import tinylm  # noqa: E402
 import training  # noqa: E402
 
 # Measured CPU seconds of one PPO iteration of the reference (batch 32, one torch thread), and the share an
-# SFT loss (ptx) adds: the lanes of a grade are balanced with these (autograder/lanes.py).
+# SFT loss (ptx) adds: the lanes of a grade are balanced with these (autograder/judge/lanes.py).
 PPO_ITERATION_SECONDS, PTX_SHARE = 0.1, 0.3
 RM_TRAINING_SECONDS = 1.4
 

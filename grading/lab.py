@@ -8,9 +8,11 @@ the end-to-end tests (e2e_tests.py); the checks register from checks/ (autograde
 
 from __future__ import annotations
 
-from autograder import diagnosis, registry, replay
+from autograder import replay
 from autograder.checks import examples
-from autograder.paths import use_world
+from autograder.judge import diagnosis
+from autograder.lab import registry
+from autograder.lab.paths import use_world
 
 from . import baseline, e2e_tests, plots, replays  # noqa: F401  (e2e_tests: its @e2e_test registrations)
 from .checks.hidden import chosen, fresh

@@ -15,8 +15,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from autograder import config
-from autograder.reference import load_reference
+from autograder.lab import config
+from autograder.lab.reference import load_reference
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ the call that answered. The runs optimise against the reference RM of the shippe
 
 from __future__ import annotations
 
-from autograder import registry
-from autograder.paths import use_world
+from autograder.lab import registry
+from autograder.lab.paths import use_world
 
 from . import baseline
 

@@ -8,8 +8,8 @@ from types import ModuleType
 
 import pytest
 
-from autograder import registry
-from autograder.paths import REFERENCE, STARTER, use_world
+from autograder.lab import registry
+from autograder.lab.paths import REFERENCE, STARTER, use_world
 
 use_world()
 registry.package()

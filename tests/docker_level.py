@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from autograder import seccomp  # noqa: E402
+from autograder.sandbox import seccomp  # noqa: E402
 
 DOCKER_REFUSED = ("unshare", "setns", "mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen",
                   "fsmount", "fspick")

@@ -22,10 +22,10 @@ from pathlib import Path
 import yaml
 
 from autograder.batch import run
-from autograder.outcome import Finding, GradeResult
-from autograder.outcome import TestResult as Result
-from autograder.paths import REFERENCE
-from autograder.report import write_reports
+from autograder.judge.outcome import Finding, GradeResult
+from autograder.judge.outcome import TestResult as Result
+from autograder.judge.report import write_reports
+from autograder.lab.paths import REFERENCE
 
 RAN = "data-pwned"  # a script that runs marks the page's root element with this attribute
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 from training import probe_inputs
 
-from autograder import bank, config
+from autograder.lab import bank, config
 
 ENTRIES = bank.load_all()
 PARTS = list(config.load().parts)

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from autograder import config
+from autograder.lab import config
 from lab12 import baseline
 
 

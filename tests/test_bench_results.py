@@ -9,7 +9,7 @@ import importlib.util
 import json
 import sys
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 from autograder.replay.shipped import FORMAT
 
 

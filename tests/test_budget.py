@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-from autograder import config
-from autograder.budget import Budget, CallClock
 from autograder.checks import CheckFailed
 from autograder.checks.tools import ShrinkBudget
-from autograder.paths import REFERENCE
-from autograder.remote import RemoteSubmission, SubmissionError
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE
+from autograder.sandbox.budget import Budget, CallClock
+from autograder.sandbox.remote import RemoteSubmission, SubmissionError
 
 
 class Fake:
@@ -183,8 +183,8 @@ def test_an_exhausted_budget_fails_later_calls_at_once(tmp_path):
 
 def test_progress_gets_the_grade_so_far_after_each_test(tmp_path):
     """What a platform that kills the grade finds: every test already run, the others marked as stopped."""
-    from autograder.grade import STOPPED, grade
-    from autograder.results import write_results
+    from autograder.judge.grade import STOPPED, grade
+    from autograder.judge.results import write_results
     snapshots = []
 
     def progress(so_far):

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from autograder import e2e
 from autograder.commands import calibrate
+from autograder.judge import e2e
 from autograder.validity import calibration as cal
 from autograder.validity import mistake_outcomes
 

@@ -1,6 +1,7 @@
-"""Text from the child reaches a sentence only through autograder/textsafe.py: a walk of every construction site.
+"""Text from the child reaches a sentence only through autograder/sandbox/textsafe.py: a walk of every construction
+site.
 
-THE RULE (checked on the AST of every module under autograder/ but autograder/child/, which runs in the child):
+THE RULE (checked on the AST of every module under autograder/ but autograder/sandbox/child/, which runs in the child):
 
 Sites: every call of CheckFailed, Finding (and `cls(...)` in its classmethods), Finding.failed_call,
 SubmissionError, ChildFailure and `<x>.fail(...)` (tools.Answer.fail). Each parameter of each of them is
@@ -41,13 +42,14 @@ from dataclasses import dataclass, field
 import pytest
 import torch
 
-from autograder import outcome, textsafe
 from autograder.checks import CheckFailed
 from autograder.checks.tools import Answer
-from autograder.outcome import Finding, GradeResult, TestResult, inputs_shown, summary_lines
-from autograder.paths import ROOT
-from autograder.remote import SubmissionError
-from autograder.sandbox import ChildFailure
+from autograder.judge import outcome
+from autograder.judge.outcome import Finding, GradeResult, TestResult, inputs_shown, summary_lines
+from autograder.lab.paths import ROOT
+from autograder.sandbox import textsafe
+from autograder.sandbox.remote import SubmissionError
+from autograder.sandbox.sandbox import ChildFailure
 
 PACKAGE = ROOT / "autograder"
 GRADING = ROOT / "grading"
@@ -71,7 +73,7 @@ GRADER_EXCEPTIONS = {"SubmissionError", "ChildFailure", "CheckFailed",
 EXEMPT = {
     # importing runs no test input (issue 20): an import error's text is shown with the outcome, except when the
     # child was restarted after calls (private_inputs), which takes the other branch
-    ("autograder/outcome.py", "failed_call", "message"),
+    ("autograder/judge/outcome.py", "failed_call", "message"),
 }
 WORDS = {f.__name__ for f in textsafe.WORDS}
 TEXT = {f.__name__ for f in textsafe.TEXT}
@@ -182,7 +184,7 @@ class Analysis:
         if target is None or not target[1] or depth > 5:
             return None
         path = self._path(target[0])
-        if path == "autograder/textsafe.py" or any(c.name == target[1] for c in self._defined(path)):
+        if path == "autograder/sandbox/textsafe.py" or any(c.name == target[1] for c in self._defined(path)):
             return path, target[1]
         return self._imported(path, target[1], depth + 1)
 
@@ -207,14 +209,14 @@ class Analysis:
     def textsafe_function(self, f: Function, func: ast.expr) -> str | None:
         """The textsafe function a callee is (through imports and re-exports), or None."""
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if self._module_alias(f.module, func.value.id) == "autograder/textsafe.py":
+            if self._module_alias(f.module, func.value.id) == "autograder/sandbox/textsafe.py":
                 return func.attr if func.attr in WORDS | TEXT else None
             return None
         if isinstance(func, ast.Name):
-            if f.module == "autograder/textsafe.py":
+            if f.module == "autograder/sandbox/textsafe.py":
                 return func.id if func.id in WORDS | TEXT else None
             found = self._imported(f.module, func.id)
-            if found and found[0] == "autograder/textsafe.py":
+            if found and found[0] == "autograder/sandbox/textsafe.py":
                 return found[1] if found[1] in WORDS | TEXT else None
         return None
 
@@ -463,10 +465,11 @@ def test_every_parameter_of_a_site_is_declared():
 
 def test_the_sites_are_found(analysis):
     found = {(f.module, site) for f, site, _ in analysis.sites()}
-    for where in [("autograder/checks/tools.py", "fail"), ("autograder/grade.py", "Finding"),
-                  ("autograder/remote.py", "SubmissionError"), ("autograder/sandbox.py", "ChildFailure"),
-                  ("autograder/e2e.py", "failed_call"), ("grading/checks/public/rm_loss.py", "fail"),
-                  ("autograder/outcome.py", "Finding"), ("grading/checks/hidden/ppo_clip.py", "fail")]:
+    for where in [("autograder/checks/tools.py", "fail"), ("autograder/judge/grade.py", "Finding"),
+                  ("autograder/sandbox/remote.py", "SubmissionError"), ("autograder/sandbox/sandbox.py",
+                                                                        "ChildFailure"),
+                  ("autograder/judge/e2e.py", "failed_call"), ("grading/checks/public/rm_loss.py", "fail"),
+                  ("autograder/judge/outcome.py", "Finding"), ("grading/checks/hidden/ppo_clip.py", "fail")]:
         assert where in found, where
     assert sum(1 for _ in analysis.sites()) >= 40
 
@@ -479,7 +482,7 @@ def test_child_data_reaches_a_site_only_through_textsafe(analysis):
 
 PROBE = '''
 import torch
-from autograder import textsafe
+from autograder.sandbox import textsafe
 def check(ctx, answer):
     value, grads = ctx.sub.call("f", 1)
     v = value

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import isolation
 from autograder.__main__ import COMMANDS, main
 from autograder.commands.common import CommandError, check_out_folder, comma_list
-from autograder.filetree import remove_tree
-from autograder.paths import REFERENCE, ROOT
+from autograder.lab.paths import REFERENCE, ROOT
+from autograder.sandbox import isolation
+from autograder.sandbox.filetree import remove_tree
 
 
 @pytest.fixture
@@ -206,7 +206,7 @@ def _children(pid: int) -> list[str]:
 def test_self_check_is_an_explicit_mode(tmp_path):
     import json
 
-    from autograder import config
+    from autograder.lab import config
     (tmp_path / "rlhf.py").write_text("def bradley_terry_loss(:\n")
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "rlhf.py"), "--out",
                           str(tmp_path / "out"), "--only", "rm_loss", "--self-check"], cwd=ROOT, capture_output=True,

@@ -9,8 +9,10 @@ from collections import defaultdict
 import pytest
 from training import CONTRACT
 
-from autograder import checks, config, e2e
-from autograder.paths import ROOT
+from autograder import checks
+from autograder.judge import e2e
+from autograder.lab import config
+from autograder.lab.paths import ROOT
 
 
 def test_every_check_has_points_and_every_entry_a_check():

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 LABS = {"lab12": ROOT, "lab13": ROOT / "labs" / "lab13", "toylab": ROOT / "tests" / "toylab"}
 
@@ -26,7 +26,7 @@ def in_lab(lab: str, code: str) -> str:
 PAIRS = """
 import dataclasses
 from autograder.checks.factors import covered_pairs, possible_pairs
-from autograder.remote import parameter_names
+from autograder.sandbox.remote import parameter_names
 dom, chosen = registry.lab_module('checks.hidden.domains'), registry.lab_module('checks.hidden.chosen')
 for function, factors in dom.FACTORS.items():
     allowed = chosen._CONFIRM[function]
@@ -43,7 +43,7 @@ for function, factors in dom.FACTORS.items():
 def test_confirmation_inputs_reach_every_pair_of_levels_and_tell_every_two_mistakes_apart(lab):
     """Every pair of the non-degenerate levels of a function's factors is in some confirmation input (the labs
     that declare factors), and no two mistakes a diagnosis weighs agree on all of them."""
-    out = in_lab(lab, "from autograder import registry\n"
+    out = in_lab(lab, "from autograder.lab import registry\n"
                       "from autograder.validity.confirmation import unseparated\n"
                       "registry.lab()\n"
                       + (PAIRS if lab != "toylab" else "")
@@ -55,7 +55,7 @@ def test_lockstep_confirmation_inputs_let_two_mistakes_agree():
     """Lab 13's old confirmation inputs cycled row layouts in lockstep with aggregations: token_sum_norm met only
     rows of one length, where dividing by B x the longest row is dividing by the number of tokens, so a Dr. GRPO
     sum normalised by B x the longest row was named sum_norm_by_tokens. validate now fails on such a pair."""
-    out = in_lab("lab13", "from autograder import registry\n"
+    out = in_lab("lab13", "from autograder.lab import registry\n"
                           "from autograder.checks.factors import rows_class\n"
                           "from autograder.validity.confirmation import unseparated\n"
                           "lab = registry.lab()\n"

@@ -12,13 +12,14 @@ import types
 import pytest
 import torch
 
-from autograder import checks, config
+from autograder import checks
 from autograder.checks import CheckFailed
 from autograder.checks.contract_tests import derived_ids, dtype_test_id, grad_test_id
-from autograder.paths import ROOT
-from autograder.reference import load_reference
-from autograder.remote import SubmissionError
-from autograder.validity.local import local_context
+from autograder.checks.local import local_context
+from autograder.lab import config
+from autograder.lab.paths import ROOT
+from autograder.lab.reference import load_reference
+from autograder.sandbox.remote import SubmissionError
 
 TOYLAB = ROOT / "tests" / "toylab"
 CONTRACT = config.current().contract

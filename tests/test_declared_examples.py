@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 TOYLAB = ROOT / "tests" / "toylab"
 GRAD = "expect: 2, expect_grad: {x: [[0.3333333333, 0.3333333333, 0], [0.3333333333, 0, 0]]}, dtype: float64,"

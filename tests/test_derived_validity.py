@@ -14,19 +14,21 @@ import sys
 import pytest
 import torch
 
-from autograder.checks import CheckFailed, tools
-from autograder.paths import ROOT
-from autograder.reference import load_reference
-from autograder.validity import contract_mutants, local
+from autograder.checks import CheckFailed, local, tools
+from autograder.lab.paths import ROOT
+from autograder.lab.reference import load_reference
+from autograder.validity import contract_mutants
 
 # For every derived null and contract mutant of the lab: the checks it passes, and the part each belongs to.
 RUN_LOCALLY = """
 import json
-from autograder import checks, config
+from autograder import checks
+from autograder.lab import config
 from autograder.checks import CheckFailed
-from autograder.reference import load_reference
-from autograder.remote import SubmissionError
-from autograder.validity import contract_mutants, derived_nulls, local
+from autograder.lab.reference import load_reference
+from autograder.sandbox.remote import SubmissionError
+from autograder.checks import local
+from autograder.validity import contract_mutants, derived_nulls
 
 ref = load_reference()
 subjects = [("derived." + n.name, None, derived_nulls.source(n)) for n in derived_nulls.nulls()]
@@ -110,7 +112,7 @@ class Always:
         self.rejects = rejects
 
     def call(self, fn, *args, grad=(), valid=True, **kwargs):
-        from autograder.remote import SubmissionError
+        from autograder.sandbox.remote import SubmissionError
         if self.rejects(args, kwargs):
             raise SubmissionError(f"{fn} raised ValueError", "raised", "ValueError")
         return torch.zeros(args[0].shape, dtype=args[0].dtype), []

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import torch
 
-from autograder import bank, diagnosis
-from autograder.bank import Entry
 from autograder.checks import CheckFailed
-from autograder.grade import load_reference
+from autograder.judge import diagnosis
+from autograder.judge.grade import load_reference
+from autograder.lab import bank
+from autograder.lab.bank import Entry
 
 REFERENCE = load_reference()
 REWARDS = torch.tensor([[0.0, 0.0, 1.0, 9.0], [2.0, 9.0, 9.0, 9.0]])
@@ -167,9 +168,9 @@ def _failures(entry_id: str):
     import types
 
     from autograder import checks
-    from autograder.remote import SubmissionError
-    from autograder.validity.entries import contract_with
-    from autograder.validity.local import LocalSubmission, local_context
+    from autograder.checks.local import LocalSubmission, local_context
+    from autograder.lab.entries import contract_with
+    from autograder.sandbox.remote import SubmissionError
 
     mistake = next(e for e in bank.load_all() if e.id == entry_id)
     module = types.SimpleNamespace(**contract_with(mistake, REFERENCE))

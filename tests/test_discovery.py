@@ -1,4 +1,4 @@
-"""The file rule (autograder/discovery.py): which file of a folder is graded, the same for `grade`,
+"""The file rule (autograder/judge/discovery.py): which file of a folder is graded, the same for `grade`,
 `grade-all`, Gradescope's run_autograder and the self-check; decided by parsing, never by importing,
 within bounds; and a one-sentence refusal instead of a guess."""
 
@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config
 from autograder.batch.discover import discover
-from autograder.discovery import (
+from autograder.judge.discovery import (
     MAX_FILE_BYTES,
     MAX_INSPECTED,
     AmbiguousSubmission,
@@ -24,7 +23,8 @@ from autograder.discovery import (
     top_level_names,
     unwritten,
 )
-from autograder.paths import ASSIGNMENT, REFERENCE, STARTER
+from autograder.lab import config
+from autograder.lab.paths import ASSIGNMENT, REFERENCE, STARTER
 
 CONTRACT = Contract.of(config.load())
 SOLVED = REFERENCE.read_text()
@@ -134,7 +134,7 @@ def test_links_are_refused_not_followed(tmp_path):
 
 
 def test_the_self_check_refuses_with_the_same_sentence(tmp_path):
-    from autograder.grade import GraderError, grade
+    from autograder.judge.grade import GraderError, grade
     folder = write(tmp_path / "up", {"a_old.py": SOLVED, "z_final.py": SOLVED})
     with pytest.raises(GraderError, match="rename the one to grade to rlhf.py"):
         grade(folder, mode="self_check")
@@ -142,7 +142,7 @@ def test_the_self_check_refuses_with_the_same_sentence(tmp_path):
 
 def test_unwritten_is_the_blank_starters_shape_read_without_running_it(tmp_path):
     """Every contract function defined once, each only raising NotImplementedError (docstring allowed): the
-    grade plans one lane for it (autograder/grade.py); anything else, or a file that does not parse, is not."""
+    grade plans one lane for it (autograder/judge/grade.py); anything else, or a file that does not parse, is not."""
     functions = CONTRACT.functions
     assert unwritten(STARTER, functions)
     assert not unwritten(REFERENCE, functions)

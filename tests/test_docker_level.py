@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import docker_level  # noqa: E402
 
-from autograder.paths import REFERENCE, ROOT, STARTER  # noqa: E402
+from autograder.lab.paths import REFERENCE, ROOT, STARTER  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(docker_level.available() is not None,
                                                    reason=str(docker_level.available()))]
@@ -30,7 +30,7 @@ SEARCH = (Path(__file__).parent / "adversarial" / "search_disk.py").read_text()
 
 
 def test_namespaces_are_refused_and_the_grader_falls_back():
-    script = ("import subprocess; from autograder import isolation\n"
+    script = ("import subprocess; from autograder.sandbox.sandbox import isolation\n"
               "nested = subprocess.run(['bwrap', '--dev-bind', '/', '/', 'true'], capture_output=True, text=True)\n"
               "print(nested.returncode, nested.stderr.strip()); print(isolation.detect().describe())")
     done = docker_level.run([str(VENV / "bin" / "python"), "-c", script], capture_output=True, text=True,

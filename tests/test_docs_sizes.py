@@ -7,7 +7,7 @@ import re
 import zipfile
 
 from autograder.bundling.pipeline import build_release
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 QUOTED = re.compile(r"`([\w.-]+\.zip)` ([\d,]+) KiB \((\d+) files")
 TOLERANCE = 0.05

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from autograder import config, e2e
-from autograder.e2e import threshold
+from autograder.judge import e2e
+from autograder.judge.e2e import threshold
+from autograder.lab import config
 from lab12.plots import BAND_FILE
 
 REGISTRY = e2e.load_all()

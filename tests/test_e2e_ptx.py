@@ -6,13 +6,13 @@ import types
 
 import pytest
 
-from autograder import bank, config
-from autograder import e2e as e2e_mod
-from autograder.paths import use_world
-from autograder.reference import load_reference
+from autograder.judge import e2e as e2e_mod
+from autograder.lab import bank, config
+from autograder.lab.entries import contract_with
+from autograder.lab.paths import use_world
+from autograder.lab.reference import load_reference
 from autograder.validity import derived_nulls
 from autograder.validity.calibration import seeded
-from autograder.validity.entries import contract_with
 
 PPO_FUNCTIONS = ("compute_gae", "ppo_policy_loss", "ppo_value_loss", "kl_estimate", "shaped_rewards")
 

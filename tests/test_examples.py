@@ -13,13 +13,14 @@ import types
 import pytest
 import torch
 
-from autograder import bank, checks, config, fingerprints
+from autograder import checks
 from autograder.checks import CheckFailed, examples
+from autograder.checks.local import local_context
 from autograder.checks.strategies import Ragged
-from autograder.reference import load_reference
-from autograder.remote import SubmissionError, reasked
-from autograder.validity.entries import contract_with
-from autograder.validity.local import local_context
+from autograder.lab import bank, config, fingerprints
+from autograder.lab.entries import contract_with
+from autograder.lab.reference import load_reference
+from autograder.sandbox.remote import SubmissionError, reasked
 from lab12.checks.hidden import chosen
 from lab12.checks.hidden.domains import DIFFERENTIAL
 

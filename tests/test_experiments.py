@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from autograder.paths import ASSIGNMENT, REFERENCE, ROOT
+from autograder.lab.paths import ASSIGNMENT, REFERENCE, ROOT
 
 
 def run_experiments(*args: str, cwd) -> subprocess.CompletedProcess:

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, feedback_policy
-from autograder.config import FeedbackPolicy
-from autograder.outcome import Finding, GradeResult, TestResult
-from autograder.paths import ROOT
-from autograder.report import write_reports
-from autograder.results import results_json
+from autograder.judge import feedback_policy
+from autograder.judge.outcome import Finding, GradeResult, TestResult
+from autograder.judge.report import write_reports
+from autograder.judge.results import results_json
+from autograder.lab import config
+from autograder.lab.config import FeedbackPolicy
+from autograder.lab.paths import ROOT
 
 FIXTURES = Path(__file__).with_name("fixtures") / "gradescope"
 POLICY = FeedbackPolicy(max_detailed=3, window_hours=24)

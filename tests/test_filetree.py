@@ -1,4 +1,4 @@
-"""autograder/filetree.py: any tree a submission can build is removed without recursion and without raising.
+"""autograder/sandbox/filetree.py: any tree a submission can build is removed without recursion and without raising.
 
 Each tree is built and removed by one non-root owner (a forked process that drops to `nobody` when the
 tests run as root: root ignores file modes, so modes are only tested as their owner), with at most 64
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import filetree
-from autograder.filetree import remove_tree
+from autograder.sandbox import filetree
+from autograder.sandbox.filetree import remove_tree
 
 NOBODY = 65534
 FDS = 64

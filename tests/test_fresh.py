@@ -7,14 +7,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder import checks, config
-from autograder.checks import CheckFailed, Context, tools
-from autograder.grade import grade
-from autograder.outcome import Finding, scored
-from autograder.paths import REFERENCE
-from autograder.reference import load_reference
-from autograder.remote import SubmissionError, parameter_names
-from autograder.validity import derived_nulls, local
+from autograder import checks
+from autograder.checks import CheckFailed, Context, local, tools
+from autograder.judge.grade import grade
+from autograder.judge.outcome import Finding, scored
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE
+from autograder.lab.reference import load_reference
+from autograder.sandbox.remote import SubmissionError, parameter_names
+from autograder.validity import derived_nulls
 from lab12.checks.hidden import fresh
 
 PUBLIC = [c for c in checks.load_all().values() if c.run.__module__.startswith("lab12.checks.public")]

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from autograder import config
-from autograder.grade import GraderError, grade
-from autograder.paths import REFERENCE, ROOT, STARTER
-from autograder.report import write_reports
+from autograder.judge.grade import GraderError, grade
+from autograder.judge.report import write_reports
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE, ROOT, STARTER
 
 CHECK_PARTS = {"rm_loss", "gae", "ppo_clip", "kl"}
 GRADESCOPE_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}

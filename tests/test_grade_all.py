@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.paths import REFERENCE, ROOT, STARTER
+from autograder.lab.paths import REFERENCE, ROOT, STARTER
 
 pytestmark = pytest.mark.slow
 ONLY = ["gae", "kl"]
@@ -101,7 +101,7 @@ def batch(tmp_path_factory):
 
 def test_gradebook_matches_single_grade_runs(batch):
     from autograder.batch.gradebook import STATUS
-    from autograder.grade import grade
+    from autograder.judge.grade import grade
     paths, out, _ = batch
     rows = gradebook(out)
     assert set(rows) == {*paths, "copycat"}

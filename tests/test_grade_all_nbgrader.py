@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 pytestmark = pytest.mark.slow
 

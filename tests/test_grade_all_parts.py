@@ -7,7 +7,6 @@ import io
 import json
 import zipfile
 
-from autograder import config
 from autograder.batch import store
 from autograder.batch.class_report import summarize, write_class_report
 from autograder.batch.discover import discover
@@ -15,7 +14,8 @@ from autograder.batch.fingerprint import GRADE_NEUTRAL, grader_files, job_key
 from autograder.batch.gradebook import columns, write_gradebook
 from autograder.batch.jobs import failed
 from autograder.batch.pool import LocalPool
-from autograder.paths import GRADING_YAML, REFERENCE
+from autograder.lab import config
+from autograder.lab.paths import GRADING_YAML, REFERENCE
 
 PARTS = list(config.load().parts)
 
@@ -108,7 +108,7 @@ def test_job_key_and_grader_files():
     files = grader_files()
     names = [f.as_posix() for f in files]
     assert REFERENCE in files and GRADING_YAML in files
-    assert any(n.endswith("autograder/grade.py") for n in names)
+    assert any(n.endswith("autograder/judge/grade.py") for n in names)
     assert not any(f"autograder/{neutral}" in n for n in names for neutral in GRADE_NEUTRAL)
 
 

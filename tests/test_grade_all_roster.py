@@ -23,7 +23,7 @@ from autograder.__main__ import main
 from autograder.batch import run
 from autograder.batch.discover import discover
 from autograder.batch.run import BatchError, grade_all
-from autograder.paths import REFERENCE
+from autograder.lab.paths import REFERENCE
 
 FULL = 100.0
 

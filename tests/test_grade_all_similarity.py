@@ -12,7 +12,7 @@ import pytest
 
 from autograder.batch import run
 from autograder.batch.run import grade_all
-from autograder.paths import REFERENCE, STARTER
+from autograder.lab.paths import REFERENCE, STARTER
 
 pytest.importorskip("copydetect")
 

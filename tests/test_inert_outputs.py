@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 from hostile_class import RAN, build
 
-from autograder import spreadsheet
-from autograder.batch import run
+from autograder.batch import run, spreadsheet
 
 HOST = "127.0.0.1:9"
 

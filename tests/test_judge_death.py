@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.isolation import alive  # live and not a zombie
-from autograder.paths import REFERENCE, ROOT
+from autograder.lab.paths import REFERENCE, ROOT
+from autograder.sandbox.isolation import alive  # live and not a zombie
 
 slow = pytest.mark.slow
 MEMORY_V1 = Path("/sys/fs/cgroup/memory")

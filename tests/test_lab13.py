@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import config
-from autograder.child import worker
-from autograder.paths import ROOT
-from autograder.starter import strip_solutions
+from autograder.lab import config
+from autograder.lab.paths import ROOT
+from autograder.lab.starter import strip_solutions
+from autograder.sandbox.child import worker
 
 LAB13 = ROOT / "labs" / "lab13"
 REFERENCE = LAB13 / "solutions" / "posttrain.py"
@@ -76,7 +76,7 @@ def test_a_returns_item_must_name_a_parameter(tmp_path):
 
 
 def test_the_child_gives_a_vector_jacobian_product_for_a_cotangent():
-    """A value of more than one element: the gradient of cotangent . value (autograder/remote.py's backward)."""
+    """A value of more than one element: the gradient of cotangent . value (autograder/sandbox/remote.py's backward)."""
     import types
     module = types.SimpleNamespace(rows=lambda x: (x ** 2).sum(1))
     x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -89,7 +89,8 @@ def test_the_child_gives_a_vector_jacobian_product_for_a_cotangent():
 
 def test_the_lab_registers_every_configured_test_and_its_bank():
     out = in_lab13(
-        "from autograder import bank, checks, config, e2e, registry\n"
+        "from autograder import checks\nfrom autograder.judge import e2e\n"
+        "from autograder.lab import bank, config, registry\n"
         "cfg = config.current(); e2e.load_all(); e2e.check_config(cfg)\n"
         "assert set(checks.load_all()) == {t for t in cfg.tests if not t.startswith('e2e.')}\n"
         "entries = bank.load_all()\n"
@@ -101,7 +102,7 @@ def test_the_lab_registers_every_configured_test_and_its_bank():
 
 def test_a_twin_keeps_the_shapes_mask_and_settings_and_draws_new_values():
     out = in_lab13(
-        "import torch\nfrom autograder import registry\nlab = registry.lab()\n"
+        "import torch\nfrom autograder.lab import registry\nlab = registry.lab()\n"
         "x, mask = torch.zeros(2, 3, dtype=torch.float64), torch.tensor([[1.0, 1, 0], [1, 0, 0]])\n"
         "args = (x, x, x, torch.zeros(2, dtype=torch.float64), mask)\n"
         "fresh, kw = lab.twin('grpo_policy_loss', args, {'beta': 0.1}, True, 0)\n"
@@ -136,7 +137,7 @@ def test_the_reference_gets_full_marks_and_the_starter_nothing(tmp_path):
 def test_the_in_process_stand_in_gives_the_same_vector_jacobian_product():
     import types
 
-    from autograder.validity.local import LocalSubmission
+    from autograder.checks.local import LocalSubmission
     x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     sub = LocalSubmission(types.SimpleNamespace(rows=lambda x: (x ** 2).sum(1)))
     _, grads = sub.call("rows", x, grad=(0,), cotangent=torch.tensor([1.0, -2.0]))
@@ -155,10 +156,10 @@ def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
     each distinct draw once, and the chosen examples are what chosen.py builds, each once, none a draw's repeat."""
     out = in_lab13(
         "import json\n"
-        "from autograder import checks, registry\n"
+        "from autograder import checks\nfrom autograder.lab import registry\n"
         "from autograder.checks import examples\n"
-        "from autograder.reference import load_reference\n"
-        "from autograder.validity.local import local_context\n"
+        "from autograder.lab.reference import load_reference\n"
+        "from autograder.checks.local import local_context\n"
         "chosen = registry.lab_module('checks.hidden.chosen')\n"
         "hidden = [c for c in checks.load_all().values() if '.checks.hidden.' in c.run.__module__]\n"
         "ctx = local_context(load_reference(), load_reference())\n"
@@ -186,7 +187,7 @@ def test_each_differential_check_reaches_every_possible_pair_of_levels():
     """The draws and the chosen examples together reach every possible pair of each function's factors' levels
     (grading/checks/hidden/domains.py), as `validate` measures and asserts."""
     out = in_lab13(
-        "from autograder import registry\n"
+        "from autograder.lab import registry\n"
         "from autograder.validity import coverage\n"
         "domains = registry.lab_module('checks.hidden.domains')\n"
         "pairs = coverage.pairwise(coverage.record(check_ids=list(domains.DIFFERENTIAL.values())))\n"
@@ -198,7 +199,7 @@ def test_each_differential_check_reaches_every_possible_pair_of_levels():
 def test_the_training_regime_is_among_the_chosen_examples():
     out = in_lab13(
         "import torch\n"
-        "from autograder import registry\n"
+        "from autograder.lab import registry\n"
         "from autograder.checks.factors import rows_class\n"
         "chosen = registry.lab_module('checks.hidden.chosen')\n"
         "(rewards, G, normalize, eps), (same, _, plain, _) = chosen.examples('group_advantages')[-2:]\n"
@@ -218,13 +219,13 @@ def test_the_training_regime_is_among_the_chosen_examples():
 
 def test_the_confirmation_inputs_separate_every_mistake_of_the_bank():
     """A hint is named only when the confirmation inputs tell its mistake from the reference and from every other
-    candidate (autograder/diagnosis.py): they do for each of Lab 13's mistakes, seen through its own function, and
+    candidate (autograder/judge/diagnosis.py): they do for each of Lab 13's mistakes, seen through its own function, and
     they are not degenerate (T >= 2, full and ragged rows, beta > 0, both normalisations, every aggregation)."""
     out = in_lab13(
-        "from autograder import bank, config, diagnosis, registry\n"
+        "from autograder.judge import diagnosis\nfrom autograder.lab import bank, config, registry\n"
         "from autograder.checks.factors import rows_class\n"
-        "from autograder.reference import load_reference\n"
-        "from autograder.validity.entries import contract_with\n"
+        "from autograder.lab.reference import load_reference\n"
+        "from autograder.lab.entries import contract_with\n"
         "lab, ref = registry.lab(), load_reference()\n"
         "for function, spec in config.current().contract.items():\n"
         "    calls, correct = lab.confirmation_calls(function), getattr(ref, function)\n"
@@ -251,12 +252,12 @@ def test_a_failed_check_names_its_mistake_only_when_it_is_in_the_bank():
     candidates (a mistake the diagnosis does not know), it gets no hint at all."""
     out = in_lab13(
         "import types\n"
-        "from autograder import bank, checks, diagnosis\n"
+        "from autograder import checks\nfrom autograder.judge import diagnosis\nfrom autograder.lab import bank\n"
         "from autograder.checks import CheckFailed\n"
-        "from autograder.reference import load_reference\n"
-        "from autograder.remote import SubmissionError\n"
-        "from autograder.validity.entries import contract_with\n"
-        "from autograder.validity.local import LocalSubmission, local_context\n"
+        "from autograder.lab.reference import load_reference\n"
+        "from autograder.sandbox.sandbox.remote import SubmissionError\n"
+        "from autograder.lab.entries import contract_with\n"
+        "from autograder.checks.local import LocalSubmission, local_context\n"
         "ref = load_reference()\n"
         "for entry_id, check_id in (('group_adv.population_std', 'group_adv.matches_reference'),\n"
         "                           ('grpo_loss.always_seq_mean', 'grpo_loss.matches_reference'),\n"
@@ -284,7 +285,7 @@ def test_every_plotted_metric_has_a_reference_band():
     """The report's plots draw each plotted metric against the reference's 10th-90th percentile per training step
     over the calibration's seeds (grading/data/reference_band.json, written by `calibrate`)."""
     out = in_lab13(
-        "from autograder import config, e2e, registry\n"
+        "from autograder.judge import e2e\nfrom autograder.lab import config, registry\n"
         "plots = registry.lab_module('plots')\n"
         "cfg = config.current()\n"
         "for name, test in e2e.load_all().items():\n"

@@ -23,7 +23,7 @@ from autograder.bundling import guard
 from autograder.bundling.declarations import e2e_descriptions
 from autograder.bundling.pipeline import Sources
 from autograder.bundling.public_config import visible_tests
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 RAW = yaml.safe_load((LAB13 / "grading.yaml").read_text())
 STARTER = LAB13 / "assignment" / "posttrain.py"
@@ -53,7 +53,7 @@ def test_the_student_bundle_holds_the_lab_and_its_self_check(released):
     files = student_files(released)
     assert {"posttrain.py", "tinylm.py", "lab_helpers.py", "training.py", "sft.pt", "run_experiments.py",
             "tests/test_public.py", "self_check.py", "requirements.txt", "README.md", "grading.yaml",
-            "autograder/checks/derived.py", "autograder/self_check.py", "autograder/grade.py"} <= set(files)
+            "autograder/checks/derived.py", "autograder/judge/self_check.py", "autograder/judge/grade.py"} <= set(files)
     assert files["posttrain.py"] == STARTER.read_bytes()
     world = {"tinylm.py": ROOT / "assignment", "lab_helpers.py": ROOT / "assignment", "sft.pt": ROOT / "assignment",
              "training.py": LAB13 / "assignment"}  # Lab 12's shared files, Lab 13's own
@@ -67,7 +67,8 @@ def test_the_student_bundle_holds_no_grader_only_file_and_no_secret(released):
     files = student_files(released)
     assert not [n for n in files if n.startswith(("solutions/", "grading/checks/hidden", "grading/bank",
                                                   "grading/data", "grading/lab.py", "grading/e2e_tests.py",
-                                                  "autograder/e2e.py", "autograder/bank.py", "autograder/bundling"))]
+                                                  "autograder/judge/e2e.py", "autograder/lab/bank.py",
+                                                  "autograder/bundling"))]
     forbidden = Sources.load(LAB13).forbidden()
     for kind, texts in forbidden.items():
         assert texts, f"nothing to look for: the {kind} list is empty"
@@ -91,7 +92,8 @@ def test_the_handout_teaches_every_function_its_points_and_the_e2e_tests_declara
 
 
 def test_the_handouts_e2e_descriptions_are_the_labs_declarations():
-    declared = json.loads(in_lab13("import json\nfrom autograder import e2e, registry\nregistry.lab()\n"
+    declared = json.loads(in_lab13("import json\nfrom autograder.judge import e2e\n"
+                                   "from autograder.lab import registry\nregistry.lab()\n"
                                    "print(json.dumps({n: t.description for n, t in e2e.REGISTRY.items()}))\n"))
     assert e2e_descriptions(LAB13 / "grading") == declared and set(declared) == set(RAW["e2e"])
 

@@ -22,7 +22,7 @@ LAB13_FLOW = {
 
 LINKS = """
 import json
-from autograder import registry
+from autograder.lab import registry
 registry.lab()
 from autograder.replay import shipped
 out = {}
@@ -54,9 +54,9 @@ def test_the_recorded_runs_show_lab13s_flow():
 MATCHES = """
 import sys, tempfile
 from pathlib import Path
-from autograder import bank, config, registry
+from autograder.lab import bank, config, registry
 registry.lab()
-from autograder.remote import RemoteSubmission
+from autograder.sandbox.remote import RemoteSubmission
 from autograder.replay import runs, shipped
 cfg = config.load()
 grpo = next(run for key, run in shipped.shipped_runs().items() if "token_mean" in key)

@@ -1,5 +1,6 @@
 """What an author can get wrong in a lab folder stops every command before any work: one `error:` line naming the
-file (and line), exit 2 (autograder/lab_problems.py, autograder/config.py). One test per mistake, each on a copy of
+file (and line), exit 2 (autograder/lab/lab_problems.py, autograder/lab/config.py). One test per mistake, each on a copy
+of
 the toy lab, through the command an author would run."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 TOYLAB = ROOT / "tests" / "toylab"
 
@@ -89,7 +90,8 @@ def yaml_entry_without_check(lab: Path) -> None:
 
 def hints_never_confirmed(lab: Path) -> None:  # its own hooks give no confirmation inputs (a declared lab's come from
     (lab / "grading" / "lab.py").write_text(  # its required domains)
-        "import types\n\nfrom autograder import diagnosis, domains, registry\nfrom autograder.checks import examples\n"
+        "import types\n\nfrom autograder.checks import domains\nfrom autograder.judge import diagnosis\n"
+        "from autograder.lab import registry\nfrom autograder.checks import examples\n"
         "\nfrom . import e2e_tests  # noqa: F401\n\nregistry.register_lab(registry.Lab(\n"
         "    name='toylab', make_parts=lambda functions: types.SimpleNamespace(**functions),\n"
         "    probe_inputs=domains.probe_inputs, diagnose=diagnosis.diagnose, plot=lambda t, h, m: [],\n"

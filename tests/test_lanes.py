@@ -1,4 +1,4 @@
-"""How a grade is split between two judge lanes (autograder/lanes.py): balanced by the runs each e2e test
+"""How a grade is split between two judge lanes (autograder/judge/lanes.py): balanced by the runs each e2e test
 trains, a run reused across lanes trained once and passed over, and the same findings as with one lane."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, e2e, lanes, registry
-from autograder.grade import _lanes_training, _plotted, e2e_runs, grade
-from autograder.paths import REFERENCE, STARTER
+from autograder.judge import e2e, lanes
+from autograder.judge.grade import _lanes_training, _plotted, e2e_runs, grade
+from autograder.lab import config, registry
+from autograder.lab.paths import REFERENCE, STARTER
 
 CFG = config.load()
 IDS = list(CFG.tests)
@@ -60,7 +61,8 @@ def test_the_blank_starter_is_graded_on_one_lane(monkeypatch):
 
 def test_the_lab_imports_no_matplotlib_until_a_lane_plots():
     """Plots import matplotlib (~0.5 s of CPU) when they draw; before the fork only when both lanes may draw."""
-    code = ("import sys; from autograder import registry, grade, e2e; registry.lab(); e2e.load_all(); "
+    code = ("import sys; from autograder.judge import grade, e2e\n"
+            "from autograder.lab import registry; registry.lab(); e2e.load_all(); "
             "print('matplotlib' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split()[-1] == "False"

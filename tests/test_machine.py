@@ -1,4 +1,4 @@
-"""autograder.machine reads CPUs and memory limits from fake cgroup trees (v1, v2, hybrid, none)."""
+"""autograder.judge.machine reads CPUs and memory limits from fake cgroup trees (v1, v2, hybrid, none)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import machine
+from autograder.judge import machine
 
 AFFINITY = float(len(os.sched_getaffinity(0)))
 

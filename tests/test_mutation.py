@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 pytest.importorskip("mutmut", reason="mutmut (pyproject's dev extra) makes the mutants: pip install -e '.[dev]'")
 TOYLAB, LAB13 = ROOT / "tests" / "toylab", ROOT / "labs" / "lab13"
@@ -29,7 +29,7 @@ def in_lab(lab, code: str, timeout: int = 600) -> str:
 
 def test_the_mutants_are_mutmuts_own_inside_the_solution_regions_only():
     out = in_lab(TOYLAB, """
-        from autograder import paths
+        from autograder.lab import paths
         from autograder.validity import mutants
         source = paths.REFERENCE.read_text()
         made = mutants.generate(source, ("masked_mean", "scale"))
@@ -64,8 +64,8 @@ def test_a_survivor_is_equivalent_or_a_gap_named_with_its_diff_and_an_input_wher
     inputs (a gap: the draws find such an input and the report shows it), a hanging one (killed: out of time)."""
     out = in_lab(TOYLAB, """
         import torch
-        from autograder import paths
-        from autograder.reference import load_reference
+        from autograder.lab import paths
+        from autograder.lab.reference import load_reference
         from autograder.validity import mutation
         from autograder.validity.mutants import Mutant
         source = paths.REFERENCE.read_text()
@@ -111,7 +111,7 @@ def test_validate_offers_the_mutation_run():
 
 def _sampled(lab) -> str:
     return in_lab(lab, """
-        from autograder import paths
+        from autograder.lab import paths
         from autograder.validity import mutation
         report = mutation.run(sample=30, seed=29, count=1000)
         print(mutation.format_report(report, paths.REFERENCE.read_text()))

@@ -1,4 +1,4 @@
-"""`new-lab` writes a working lab from a reference file (autograder/new_lab.py), and docs/new-lab.md's tutorial runs
+"""`new-lab` writes a working lab from a reference file (autograder/lab/new_lab.py), and docs/new-lab.md's tutorial runs
 as written (slow tier): its `bash` blocks, in order, from an empty folder."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config
-from autograder.new_lab import TEMPLATE, write_lab
-from autograder.paths import ROOT
+from autograder.lab import config
+from autograder.lab.new_lab import TEMPLATE, write_lab
+from autograder.lab.paths import ROOT
 
 TUTORIAL = ROOT / "docs" / "new-lab.md"
 

@@ -1,4 +1,4 @@
-"""Notebook submissions: autograder/notebook.py keeps the definitions, and grades match the .py's."""
+"""Notebook submissions: autograder/sandbox/notebook.py keeps the definitions, and grades match the .py's."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config
 from autograder.bundling.outline import read_outline
-from autograder.discovery import find_submission
-from autograder.grade import grade
-from autograder.notebook import definitions, notebook_to_source, strip_ipython
-from autograder.paths import REFERENCE, STARTER
+from autograder.judge.discovery import find_submission
+from autograder.judge.grade import grade
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE, STARTER
+from autograder.sandbox.notebook import definitions, notebook_to_source, strip_ipython
 
 
 def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
@@ -106,7 +106,7 @@ def test_grade_exits_0_for_a_notebook_bomb(tmp_path):
 
 
 def test_the_bounded_conversion_gives_the_same_source(tmp_path):
-    from autograder.notebook import bounded_source
+    from autograder.sandbox.notebook import bounded_source
     path = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
     assert bounded_source(path) == notebook_to_source(path)
 
@@ -144,7 +144,7 @@ def test_run_experiments_trains_with_a_notebook(tmp_path):
     import subprocess
     import sys
 
-    from autograder.paths import ASSIGNMENT
+    from autograder.lab.paths import ASSIGNMENT
     notebook = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
     done = subprocess.run([sys.executable, str(ASSIGNMENT / "run_experiments.py"), "--solution", str(notebook),
                            "--iterations", "2", "--runs", "kl", "--out", str(tmp_path / "plots")],
@@ -156,14 +156,14 @@ def test_run_experiments_trains_with_a_notebook(tmp_path):
 
 def test_imports_of_the_grading_engine_are_dropped():
     """The nbgrader edition's test cells import the engine; the sandboxed child has none."""
-    kept = definitions("import torch\nfrom autograder.notebook_checks import visible_test\nimport autograder\n"
+    kept = definitions("import torch\nfrom autograder.judge.notebook_checks import visible_test\nimport autograder\n"
                        "from autograderx import y\ndef f(): pass")
     assert "import torch" in kept and "def f()" in kept and "from autograderx import y" in kept
     assert "visible_test" not in kept and "import autograder\n" not in kept + "\n"
 
 
 def test_kernel_source_skips_cells_that_do_not_parse():
-    from autograder.notebook_checks import kernel_source
+    from autograder.judge.notebook_checks import kernel_source
     source = kernel_source(["def f(:\n", "def f():\n    return 1", "visible_test('gae.known_values')"])
     compile(source, "rlhf.py", "exec")
     assert "return 1" in source and "visible_test" not in source
@@ -172,7 +172,7 @@ def test_kernel_source_skips_cells_that_do_not_parse():
 @pytest.mark.slow
 def test_a_test_cell_fails_with_the_graders_message(monkeypatch, capsys):
     """visible_test grades what the kernel ran (here: the reference's cells with a GAE that ignores lam)."""
-    from autograder import notebook_checks
+    from autograder.judge import notebook_checks
     lab = read_outline(REFERENCE.read_text())
     cells = [lab.preamble] + [fn.source.replace("gamma * lam * next_adv", "gamma * next_adv")
                               for part in lab.parts for fn in part.functions]
@@ -186,7 +186,7 @@ def test_a_test_cell_fails_with_the_graders_message(monkeypatch, capsys):
 # ---------------------------------------------------------------- errors in the notebook's terms (issue 22)
 def test_every_converted_line_maps_back_to_its_cell_and_line(tmp_path):
     """The line map (the grader's data, from the bounded conversion) points each kept line at its source line."""
-    from autograder.notebook import bounded_convert, code_cells
+    from autograder.sandbox.notebook import bounded_convert, code_cells
     path = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
     converted = bounded_convert(path)
     cells = [strip_ipython(c).splitlines() for c in code_cells(json.loads(path.read_text()))]

@@ -12,12 +12,13 @@ import sys
 
 import pytest
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 SAME_AS_DERIVED = """
 import torch
-from autograder import config, registry
-from autograder.validity import derived_nulls, local, shown
+from autograder.lab import config, registry
+from autograder.checks import local
+from autograder.validity import derived_nulls, shown
 
 def tensor(x):
     return torch.tensor(x[1], dtype=getattr(torch, x[0].split(".")[1])) if isinstance(x, tuple) else x

@@ -9,10 +9,10 @@ import inspect
 import pytest
 import torch
 
-from autograder import config
-from autograder.reference import load_reference
-from autograder.remote import RemoteSubmission, SubmissionError, reasked, same_answer
-from autograder.validity.local import LocalSubmission, module_from_source
+from autograder.checks.local import LocalSubmission, module_from_source
+from autograder.lab import config
+from autograder.lab.reference import load_reference
+from autograder.sandbox.remote import RemoteSubmission, SubmissionError, reasked, same_answer
 
 # One submission, one child for the whole file: each contract function breaks purity in its own way.
 SOURCE = """

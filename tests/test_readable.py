@@ -1,4 +1,4 @@
-"""The child reads only its allow-list (autograder/readable.py), whatever lies beside the interpreter.
+"""The child reads only its allow-list (autograder/sandbox/readable.py), whatever lies beside the interpreter.
 
 Every place below holds an edited copy of the reference (one line added: the content search cannot know it),
 each in a form a machine really holds: a `src/` checkout (`pip install -e git+...`), a zipped `.egg`, a
@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, isolation, readable, sandbox, secret_files
-from autograder.paths import REFERENCE, ROOT, STARTER
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE, ROOT, STARTER
+from autograder.sandbox import isolation, readable, sandbox, secret_files
 
 EDITED = REFERENCE.read_text() + "\n# edited after install\n"
 SITE = Path(sysconfig.get_path("purelib"))
@@ -188,7 +189,7 @@ def test_everything_the_child_runtime_loads_is_in_the_view():
 
 def test_no_rule_no_grade(monkeypatch):
     """Neither bubblewrap nor Landlock: the preflight refuses with one sentence (grade exits 2)."""
-    from autograder import preflight
+    from autograder.sandbox import preflight
     bare = isolation.Isolation(own_uid=True, seccomp=isolation.detect().seccomp)
     with pytest.raises(preflight.SecretsVisible, match="^without bubblewrap or Landlock nothing limits what a "
                                                        "submission reads"):

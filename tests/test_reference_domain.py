@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 LABS = {"lab12": ROOT, "lab13": ROOT / "labs" / "lab13", "toylab": ROOT / "tests" / "toylab"}
 DRAWS = 1000
@@ -40,11 +40,11 @@ def test_the_reference_meets_every_check_over_its_domain():
 
 DRAWS_ALONE = """
 import dataclasses
-from autograder import bank, registry
+from autograder.lab import bank, registry
 from autograder.checks import examples
-from autograder.reference import load_reference
+from autograder.lab.reference import load_reference
 from autograder.validity.domain import hold
-from autograder.validity.local import module_from_source
+from autograder.checks.local import module_from_source
 lab = registry.lab()
 registry.register_lab(dataclasses.replace(lab, chosen_examples=lambda function: []))
 examples.SHIPPED = {}  # the fresh draws alone: no chosen example (they now hold such groups on purpose)

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from autograder import registry
-from autograder.paths import LAB, ROOT
+from autograder.lab import registry
+from autograder.lab.paths import LAB, ROOT
 
 
 @pytest.mark.parametrize("lab", [".", "labs/lab13", "tests/toylab"])

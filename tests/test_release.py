@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder import config
 from autograder.bundling import guard
 from autograder.bundling.engine import self_check_modules
 from autograder.bundling.pipeline import Sources, build_release, check_student_files
 from autograder.bundling.public_config import visible_tests
-from autograder.paths import ENGINE, REFERENCE, ROOT
+from autograder.lab import config
+from autograder.lab.paths import ENGINE, REFERENCE, ROOT
 
 CONTRACT = config.load().functions
 
@@ -44,8 +44,8 @@ def student_files(built) -> dict[str, bytes]:
 def test_student_bundle_holds_the_lab(built):
     files = student_files(built)
     for name in ("rlhf.py", "tinylm.py", "lab_helpers.py", "training.py", "sft.pt", "self_check.py",
-                 "requirements.txt", "README.md", "grading.yaml", "autograder/grade.py",
-                 "autograder/child/worker.py", "grading/checks/public/gae.py", "tests/test_gae.py"):
+                 "requirements.txt", "README.md", "grading.yaml", "autograder/judge/grade.py",
+                 "autograder/sandbox/child/worker.py", "grading/checks/public/gae.py", "tests/test_gae.py"):
         assert name in files, name
     assert (ROOT / "assignment" / "run_experiments.py").exists() <= ("run_experiments.py" in files)
     assert b"torch==2.13.0" in files["requirements.txt"]
@@ -60,8 +60,8 @@ def test_student_starter_is_generated_from_the_reference(built):
 
 def test_student_bundle_holds_no_grader_only_file(built):
     names = student_files(built)
-    for forbidden in ("grading/checks/hidden/", "grading/bank/", "autograder/diagnosis.py",
-                      "autograder/e2e.py", "autograder/bundling/", "grading/data/", "grading/replays.py",
+    for forbidden in ("grading/checks/hidden/", "grading/bank/", "autograder/judge/diagnosis.py",
+                      "autograder/judge/e2e.py", "autograder/bundling/", "grading/data/", "grading/replays.py",
                       "autograder/replay/", "solutions/"):
         assert not [n for n in names if n.startswith(forbidden)], forbidden
 
@@ -91,9 +91,10 @@ def test_shipped_grading_yaml_has_only_the_visible_tests(built, raw):
 
 def test_engine_follows_imports_but_never_into_hidden_modules():
     modules = self_check_modules(ENGINE)
-    assert {"autograder.grade", "autograder.remote", "autograder.sandbox", "autograder.notebook"} <= set(modules)
-    assert not [m for m in modules if m.startswith(("lab12.checks.hidden", "autograder.bank",
-                                                    "autograder.diagnosis", "autograder.e2e"))]
+    assert {"autograder.judge.grade", "autograder.sandbox.remote", "autograder.sandbox.sandbox",
+            "autograder.sandbox.notebook"} <= set(modules)
+    assert not [m for m in modules if m.startswith(("lab12.checks.hidden", "autograder.lab.bank",
+                                                    "autograder.judge.diagnosis", "autograder.judge.e2e"))]
 
 
 def test_handout_teaches_every_function_and_its_points(built, raw):
@@ -187,7 +188,7 @@ def test_the_nbgrader_folder_is_the_student_bundle_with_the_notebook_for_rlhf_py
     shipped = {p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file()}
     student = {n for n in student_files(built) if n.split("/")[0] not in ("rlhf.py", "README.md", "tests")}
     assert shipped == student | {"rlhf.ipynb"}
-    assert "autograder/notebook_checks.py" in shipped and "self_check.py" in shipped
+    assert "autograder/judge/notebook_checks.py" in shipped and "self_check.py" in shipped
 
 
 def test_the_notebook_is_made_from_the_reference_not_a_copy(built):
@@ -276,7 +277,7 @@ def test_the_labs_recipe_declares_only_the_labs_files():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("student: {engine: {entry: [autograder.grade]}}\n", "student.engine"),
+    ("student: {engine: {entry: [autograder.judge.grade]}}\n", "student.engine"),
     ("gradescope: {copy: {grading: grading}}\n", "gradescope"),
     ("student: {copy: {../../release/requirements.txt: requirements.txt}}\n", "leaves the lab's folder"),
 ])
@@ -290,9 +291,10 @@ def test_a_recipe_of_the_engines_part_or_outside_the_lab_is_refused(tmp_path, te
 
 def test_the_handouts_e2e_descriptions_are_the_declarations():
     """One declaration of an e2e test's description: `@e2e_test(..., description)`, read without importing the lab."""
-    from autograder import e2e, registry
     from autograder.bundling.declarations import e2e_descriptions
-    from autograder.paths import GRADING
+    from autograder.judge import e2e
+    from autograder.lab import registry
+    from autograder.lab.paths import GRADING
     registry.lab()
     declared = {name: test.description for name, test in e2e.REGISTRY.items()}
     assert e2e_descriptions(GRADING) == declared and len(declared) == 4

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from autograder.bundling.pipeline import build_release
-from autograder.paths import REFERENCE
+from autograder.lab.paths import REFERENCE
 
 pytestmark = pytest.mark.slow
 

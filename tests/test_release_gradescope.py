@@ -24,9 +24,9 @@ import pytest
 from docker_level import gradescope_layout
 from test_release_bundle import fresh_python
 
-from autograder import config
 from autograder.bundling.pipeline import build_release
-from autograder.paths import REFERENCE, STARTER
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE, STARTER
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
@@ -104,7 +104,7 @@ def test_no_submission_gives_a_readable_zero(setup, tmp_path):
 def test_the_upload_is_graded_by_the_file_rule(setup, tmp_path):
     """solution.py beside a copy of lab_helpers.py: solution.py (it defines the functions), as `grade-all` does;
     two files defining them: nothing graded, and the student reads why."""
-    from autograder.paths import ASSIGNMENT
+    from autograder.lab.paths import ASSIGNMENT
     solution = tmp_path / "solution.py"
     solution.write_text(REFERENCE.read_text())
     results = run_autograder(setup, tmp_path / "one", solution, only="gae",

@@ -115,7 +115,7 @@ def graded(course) -> dict[str, Path]:
 
 
 def test_autograde_gives_each_test_cell_the_graders_verdict_and_points(course, graded):
-    from autograder.grade import grade
+    from autograder.judge.grade import grade
     with open(course / "grades.csv") as f:
         rows = {row["student_id"]: row for row in csv.DictReader(f)}
     public = visible_tests(Sources.load().raw)

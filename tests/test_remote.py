@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder import config
-from autograder.paths import REFERENCE
-from autograder.remote import RemoteSubmission, SubmissionError
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE
+from autograder.sandbox.remote import RemoteSubmission, SubmissionError
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,11 @@ import dataclasses
 import pytest
 import torch
 
-from autograder import config, remote
-from autograder.paths import REFERENCE
-from autograder.remote import Ask, RemoteSubmission, SubmissionError
-from autograder.sandbox import Child
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE
+from autograder.sandbox import remote
+from autograder.sandbox.remote import Ask, RemoteSubmission, SubmissionError
+from autograder.sandbox.sandbox import Child
 
 HOSTILE = '''
 import os, sys, torch

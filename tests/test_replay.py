@@ -8,13 +8,15 @@ import json
 import pytest
 import torch
 
-from autograder import bank, config, e2e, fingerprints, remote
-from autograder.grade import grade
-from autograder.paths import REFERENCE, ROOT
-from autograder.remote import RemoteSubmission
+from autograder.judge import e2e
+from autograder.judge.grade import grade
+from autograder.judge.report import write_reports
+from autograder.lab import bank, config, fingerprints
+from autograder.lab.paths import REFERENCE, ROOT
 from autograder.replay import compare, flow, record, runs, shipped
-from autograder.report import write_reports
-from autograder.sandbox import Child
+from autograder.sandbox import remote
+from autograder.sandbox.remote import RemoteSubmission
+from autograder.sandbox.sandbox import Child
 from lab12.e2e_tests import ppo_key
 
 slow = pytest.mark.slow

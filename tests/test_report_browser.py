@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.outcome import Finding, GradeResult
-from autograder.outcome import TestResult as Result  # not collected by pytest
-from autograder.report import write_reports
+from autograder.judge.outcome import Finding, GradeResult
+from autograder.judge.outcome import TestResult as Result  # not collected by pytest
+from autograder.judge.report import write_reports
 from lab12.plots import LABELS, e2e_plots
 
 pytestmark = pytest.mark.slow
@@ -118,7 +118,7 @@ def test_student_report_with_a_failure_fits_the_window_and_shows_every_plot(chro
 def test_every_e2e_plot_shows_the_metric_its_test_judges():
     """Each registered e2e test plots the per-iteration metrics its criteria judge (ptx: accuracy)."""
     import lab12.e2e_tests  # noqa: F401 - registers the lab's e2e tests
-    from autograder.e2e import REGISTRY
+    from autograder.judge.e2e import REGISTRY
     judged = {"kl_penalty": {"gold", "malformed"}, "blind_spot": {"rm_score", "gold", "malformed"}, "ptx": {"accuracy"}}
     for name, metrics in judged.items():
         assert set(REGISTRY[name].plotted) == metrics, name
@@ -132,7 +132,7 @@ def test_class_report_fits_the_window_and_every_image_loads(chromium, tmp_path):
     """A real grade-all of three submissions (the reference, the starter, one that cannot be imported)."""
     import sys
 
-    from autograder.paths import REFERENCE, STARTER
+    from autograder.lab.paths import REFERENCE, STARTER
     subs = tmp_path / "subs"
     for student, source in (("alice", REFERENCE.read_text()), ("bob", STARTER.read_text()),
                             ("carol", "def compute_gae(:\n")):

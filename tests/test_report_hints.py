@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from autograder.outcome import Finding, GradeResult, TestResult, hint_groups
-from autograder.report import write_reports
+from autograder.judge.outcome import Finding, GradeResult, TestResult, hint_groups
+from autograder.judge.report import write_reports
 
 FORWARD = "the recursion must run backwards in time (t = T-1 down to 0): A_t needs A_{t+1} (looks like: forward)"
 MASK = "whether V_{t+1} counts depends on mask[:, t+1], not on mask[:, t] (looks like: mask_off_by_one)"
@@ -52,7 +52,7 @@ def test_each_report_shows_a_hint_once_and_each_test_refers_to_it(tmp_path):
 
 
 def test_results_json_keeps_each_tests_hint_in_full():
-    from autograder.results import results_json
+    from autograder.judge.results import results_json
     entries = {e["name"].split(":")[0]: e for e in results_json(_grade())["tests"]}
     for test_id in (*FAILED_BY_FORWARD, "gae.hidden_case"):
         assert f"Hint: {FORWARD}" in entries[test_id]["output"]

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, isolation, readable, sandbox, seccomp
-from autograder.child import wire
-from autograder.filetree import remove_tree
-from autograder.paths import REFERENCE, ROOT
+from autograder.lab import config
+from autograder.lab.paths import REFERENCE, ROOT
+from autograder.sandbox import isolation, readable, sandbox, seccomp
+from autograder.sandbox.child import wire
+from autograder.sandbox.filetree import remove_tree
 
 PROBE = '''
 import ctypes, os, resource, socket, torch
@@ -148,7 +149,8 @@ def test_without_bubblewrap_files_left_in_shared_temp_are_removed(tmp_path):
 JUDGE = """
 import sys, time
 from pathlib import Path
-from autograder import config, sandbox
+from autograder.lab import config
+from autograder.sandbox import sandbox
 sandbox.CHILD_ROOT = sys.argv[1]
 child = sandbox.Child(Path(sys.argv[2]), config.load().limits)
 print(child.home, flush=True)
@@ -254,7 +256,7 @@ def test_a_temp_folder_the_childs_uid_cannot_search_is_refused(temp_folder, monk
     """The Docker level (own uid, no bubblewrap) with TMPDIR a folder of root's of mode 0700: every submission was
     graded "not importable". Now the preflight refuses in one sentence naming the folder; a mode the child's uid can
     search is accepted, and with bubblewrap (which rebuilds the folders above the child's) any mode is."""
-    from autograder import preflight
+    from autograder.sandbox import preflight
     temp_folder.chmod(mode)
     monkeypatch.setattr(sandbox, "CHILD_ROOT", str(temp_folder))
     limits = config.load().limits
@@ -279,7 +281,7 @@ def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path, monkeyp
     """Detected level: nothing readable. Without bubblewrap and Landlock: refused (nothing can keep the child to
     its allow-list); the probe itself still tells a secret of mode 0700 (hidden from another uid) from one
     that is world-readable."""
-    from autograder import preflight
+    from autograder.sandbox import preflight
     limits = config.load().limits
     started = time.monotonic()
     preflight.ensure_secrets_hidden(limits, [tmp_path])
@@ -304,7 +306,7 @@ def test_preflight_finds_secrets_from_the_childs_point_of_view(tmp_path, monkeyp
 
 def test_kill_removes_system_v_ipc_left_by_the_child(tmp_path):
     """Last layer: seccomp refuses shmget (probed above); with the filter off, kill() still removes it."""
-    from autograder import ipc
+    from autograder.sandbox import ipc
     iso = dataclasses.replace(isolation.detect(), bwrap=None, seccomp=None)
     if not iso.own_uid:
         pytest.skip("only a child with its own uid can be told from the grader's IPC objects")
@@ -322,7 +324,7 @@ def test_kill_removes_system_v_ipc_left_by_the_child(tmp_path):
 def test_kill_removes_posix_message_queues_left_by_the_child(tmp_path):
     """Last layer for POSIX queues: seccomp refuses mq_open (tests/test_seccomp.py); with the filter off,
     a queue made by the child (made even where Landlock then refuses to open it) is removed by kill()."""
-    from autograder import ipc
+    from autograder.sandbox import ipc
     iso = dataclasses.replace(isolation.detect(), bwrap=None, seccomp=None)
     if not iso.own_uid or not ipc.mqueue_mounts():
         pytest.skip("needs root and an mqueue file system (Docker's /dev/mqueue; tests/docker_level.py mounts one)")
@@ -366,7 +368,7 @@ def test_capped_buffer_keeps_the_start_reads_everything_and_says_how_much_was_dr
 
 
 def test_text_from_the_child_is_cleaned():
-    from autograder import textsafe
+    from autograder.sandbox import textsafe
     assert textsafe.clean("a\ud800b\x00c\x1b[31m\td\ne\x85", 100) == "abc[31m\td\ne"
     assert textsafe.clean("x" * 50, 10) == "x" * 10 + " [... 40 more characters cut]"
     textsafe.clean("\udfff" * 3, 10).encode("utf-8")  # never raises

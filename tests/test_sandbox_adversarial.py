@@ -28,13 +28,15 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, ipc, isolation, outcome, readable, remote, sandbox, secret_files
-from autograder import grade as grade_module
 from autograder.checks import contract_tests
-from autograder.filetree import remove_tree
-from autograder.grade import GraderError, grade
-from autograder.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
-from autograder.report import write_reports
+from autograder.judge import grade as grade_module
+from autograder.judge import outcome
+from autograder.judge.grade import GraderError, grade
+from autograder.judge.report import write_reports
+from autograder.lab import config
+from autograder.lab.paths import GRADING_YAML, REFERENCE, ROOT, STARTER
+from autograder.sandbox import ipc, isolation, readable, remote, sandbox, secret_files
+from autograder.sandbox.filetree import remove_tree
 
 ATTACKS = Path(__file__).with_name("adversarial")
 HIDDEN = ROOT / "grading" / "checks" / "hidden"
@@ -241,7 +243,8 @@ def test_what_a_child_leaves_never_breaks_the_next_grade(tmp_path, arena, cfg):
 HOSTILE_JUDGE = """
 import sys, time
 from pathlib import Path
-from autograder import config, sandbox
+from autograder.lab import config
+from autograder.sandbox import sandbox
 sandbox.CHILD_ROOT = sys.argv[1]
 child = sandbox.Child(Path(sys.argv[2]), config.load().limits)
 print(child.home, flush=True)
@@ -500,9 +503,9 @@ def test_a_kept_withheld_input_never_reaches_a_visible_field(tmp_path, arena, cf
 def test_a_training_input_never_reaches_a_visible_field(tmp_path, cfg):
     """The e2e tests' inputs are the judge's rollouts: what the submission says about them (its exception's class,
     line and message) is shown with the test's inputs_visibility, never with its outcome."""
-    from autograder import e2e
-    from autograder.grade import load_reference
-    from autograder.outcome import inputs_shown, scored, test_text
+    from autograder.judge import e2e
+    from autograder.judge.grade import load_reference
+    from autograder.judge.outcome import inputs_shown, scored, test_text
     path = tmp_path / "rlhf.py"
     path.write_text(REFERENCE.read_text() + "\n" + (ATTACKS / "leak_in_training.py").read_text())
     sub = remote.RemoteSubmission(path, cfg.limits)
@@ -537,9 +540,9 @@ def test_wrong_shapes_in_training_fail_the_function_not_the_judge(tmp_path, cfg)
     it (that took the judge from ~0.5 to ~1.5 GB, growing with the wire cap)."""
     import resource
 
-    from autograder import e2e
-    from autograder.grade import load_reference
-    from autograder.remote import RemoteSubmission
+    from autograder.judge import e2e
+    from autograder.judge.grade import load_reference
+    from autograder.sandbox.remote import RemoteSubmission
     path = tmp_path / "rlhf.py"
     path.write_text(REFERENCE.read_text() + "\n" + (ATTACKS / "wrong_shapes.py").read_text())
     sub = RemoteSubmission(path, cfg.limits)

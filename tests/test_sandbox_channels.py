@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, ipc, isolation, sandbox
+from autograder.lab import config
+from autograder.sandbox import ipc, isolation, sandbox
 
 CHANNELS = Path(__file__).with_name("adversarial") / "channels.py"
 def _unopened(name: str) -> Path:

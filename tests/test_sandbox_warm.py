@@ -1,4 +1,5 @@
-"""Warm children (autograder/zygote.py): nothing crosses between two children forked by one zygote, a child cannot
+"""Warm children (autograder/sandbox/zygote.py): nothing crosses between two children forked by one zygote, a child
+cannot
 reach the zygote, and the zygote dies with the grade.
 
 Run where the judge is root and Landlock works (the Docker level's layers: no bubblewrap + own uid + Landlock +
@@ -22,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, isolation, sandbox, zygote
+from autograder.lab import config
+from autograder.sandbox import isolation, sandbox, zygote
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -220,7 +222,8 @@ JUDGE = '''
 import sys, time
 from dataclasses import replace
 from pathlib import Path
-from autograder import config, isolation, sandbox, zygote
+from autograder.lab import config
+from autograder.sandbox import isolation, sandbox, zygote
 child = sandbox.Child(Path(sys.argv[1]), config.current().limits, replace(isolation.detect(), bwrap=None, notes=()))
 print(zygote._ZYGOTE.proc.pid, child.proc.pid, flush=True)
 time.sleep(600)
@@ -305,7 +308,7 @@ def test_a_forked_judge_does_not_take_its_parents_early_child(submission, fresh)
 
 def test_a_warm_childs_cpu_counts_in_the_grades_budget_once_it_ended(submission):
     """The zygote reaps its children, not the judge: their CPU reaches the budget as a reaped child's would."""
-    from autograder import budget
+    from autograder.sandbox import budget
     iso, limits = warm_level(), config.current().limits
     spin = submission.with_name("spin.py")
     spin.write_text("import time\ndef f(x):\n    end = time.process_time() + 1.0\n"

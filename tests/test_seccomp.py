@@ -1,4 +1,4 @@
-"""autograder/seccomp.py: the numbers are the kernel's, and the program decides what its docstring says.
+"""autograder/sandbox/seccomp.py: the numbers are the kernel's, and the program decides what its docstring says.
 
 The program is run here by a small classic-BPF interpreter, on both architectures, for every syscall
 number up to 460 (and the arguments the filter looks at); tests/test_sandbox.py probes it in real children.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import seccomp
+from autograder.sandbox import seccomp
 
 HEADERS = {"x86_64": [Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"), Path("/usr/include/asm/unistd_64.h")],
            "aarch64": [Path("/usr/include/asm-generic/unistd.h")]}

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config, isolation, preflight, readable, secret_files
-from autograder.paths import GRADING_YAML, REFERENCE, ROOT
+from autograder.lab import config
+from autograder.lab.paths import GRADING_YAML, REFERENCE, ROOT
+from autograder.sandbox import isolation, preflight, readable, secret_files
 
 BANK = ROOT / "grading" / "bank"
 HIDDEN_GAE = ROOT / "grading" / "checks" / "hidden" / "gae.py"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from training import CONTRACT, probe_inputs
 
-from autograder.paths import REFERENCE, STARTER
-from autograder.starter import BEGIN, END, strip_solutions
+from autograder.lab.paths import REFERENCE, STARTER
+from autograder.lab.starter import BEGIN, END, strip_solutions
 
 
 def solution_lines(source: str) -> list[str]:

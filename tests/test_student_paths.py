@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from autograder.bundling.recipes import ASSETS
-from autograder.grade import grade
-from autograder.paths import REFERENCE, ROOT
-from autograder.report import write_reports
+from autograder.judge.grade import grade
+from autograder.judge.report import write_reports
+from autograder.lab.paths import REFERENCE, ROOT
 
 STUDENT_FILES = ("results.json", "report.md", "report.html")
 

@@ -1,5 +1,5 @@
 """Every page and file the grader writes is inert: one module builds every jinja2 environment
-(autograder/templating.py) and one writes every CSV (autograder/spreadsheet.py); escaping is chosen by the
+(autograder/judge/templating.py) and one writes every CSV (autograder/batch/spreadsheet.py); escaping is chosen by the
 template's family, never by its last extension (`report.html.j2` is HTML)."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import re
 import jinja2
 import pytest
 
-from autograder import spreadsheet, templating
-from autograder.paths import ENGINE
+from autograder.batch import spreadsheet
+from autograder.judge import templating
+from autograder.lab.paths import ENGINE
 
 HOSTILE = ['<script>alert(1)</script>', '<img src=x onerror=alert(1)>', '"><svg onload=alert(1)>',
            "![x](http://127.0.0.1:9/leak.png)", "[click](javascript:alert(1))", "<http://127.0.0.1:9/>",
@@ -29,16 +30,16 @@ def sources(pattern: str) -> dict[str, list[str]]:
 
 
 def test_only_templating_makes_a_jinja2_environment():
-    assert set(sources(r"jinja2\.Environment\(|\bEnvironment\(")) == {"templating.py"}
+    assert set(sources(r"jinja2\.Environment\(|\bEnvironment\(")) == {"judge/templating.py"}
 
 
 def test_only_spreadsheet_writes_csv():
-    assert set(sources(r"csv\.writer\(|DictWriter\(")) == {"spreadsheet.py"}
+    assert set(sources(r"csv\.writer\(|DictWriter\(")) == {"batch/spreadsheet.py"}
 
 
 def test_only_release_templates_print_authored_markdown():
     """`authored=True` (values printed as written) is for the release's handout only: lab facts, no submission."""
-    assert set(sources(r"authored=True")) - {"templating.py"} == {"bundling/handout.py"}
+    assert set(sources(r"authored=True")) - {"judge/templating.py"} == {"bundling/handout.py"}
 
 
 @pytest.mark.parametrize("name,kind", [("report.html.j2", "html"), ("x.HTML", "html"), ("engine/page.htm.j2", "html"),

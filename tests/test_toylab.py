@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.paths import ROOT
+from autograder.lab.paths import ROOT
 
 TOYLAB = ROOT / "tests" / "toylab"
 
@@ -106,9 +106,10 @@ def test_the_toy_lab_releases_through_the_same_command(released):
     from autograder.bundling.pipeline import Sources
     student = zip_files(released / "student.zip", "toylab/")
     assert {"toy.py", "toyworld.py", "self_check.py", "README.md", "grading.yaml", "requirements.txt",
-            "autograder/checks/derived.py", "autograder/grade.py", "autograder/self_check.py"} <= set(student)
+            "autograder/checks/derived.py", "autograder/judge/grade.py",
+            "autograder/judge/self_check.py"} <= set(student)
     assert student["toy.py"] == (TOYLAB / "assignment" / "toy.py").read_bytes()
-    assert not [n for n in student if n.startswith(("solutions/", "grading/", "autograder/e2e"))]
+    assert not [n for n in student if n.startswith(("solutions/", "grading/", "autograder/judge/e2e"))]
     public = yaml.safe_load(student["grading.yaml"])
     assert public["e2e"] == {} and public["contract"]["scale"]["examples"], "the declared worked examples ship"
     forbidden = Sources.load(TOYLAB).forbidden()

@@ -7,12 +7,13 @@ import dataclasses
 
 import pytest
 
-from autograder import bank, checks, config
-from autograder.checks import CheckFailed, examples
+from autograder import checks
+from autograder.checks import CheckFailed, examples, local
 from autograder.commands import validate
-from autograder.reference import load_reference
-from autograder.remote import SubmissionError
-from autograder.validity import derived_nulls, local
+from autograder.lab import bank, config
+from autograder.lab.reference import load_reference
+from autograder.sandbox.remote import SubmissionError
+from autograder.validity import derived_nulls
 from autograder.validity import validation as val
 from lab12 import nulls
 
@@ -220,7 +221,8 @@ def test_validate_keeps_its_zygote_and_imports_dynamo_once_only_when_its_subject
     """grade_subjects sets its worker up once, before the grades: its zygote kept from one grade to the next (and
     stopped after the last), and torch._dynamo (an optimiser's first use imports it) imported once, which the
     grades share, only when some subject runs the e2e tests."""
-    from autograder import lanes, zygote
+    from autograder.judge import lanes
+    from autograder.sandbox import zygote
     imported, kept, stopped = [], [], []
     monkeypatch.setattr(lanes, "import_dynamo", lambda: imported.append(1))
     monkeypatch.setattr(zygote, "stop", lambda: stopped.append(zygote._KEEP))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from autograder.outcome import Finding, GradeResult, TestResult
-from autograder.report import write_reports
+from autograder.judge.outcome import Finding, GradeResult, TestResult
+from autograder.judge.report import write_reports
 
 SECRET_INPUT = "rewards=tensor([[0.123456789, 9.87654321]])"
 SECRET_TEXT = "shape mismatch for tensor([[0.123456789"
@@ -75,7 +75,7 @@ def test_surrogates_and_control_characters_never_break_a_report(tmp_path):
 
 
 def test_leaderboard_entries_only_when_asked():
-    from autograder.results import results_json
+    from autograder.judge.results import results_json
     e2e = TestResult("e2e.kl_penalty", "PPO", ["e2e", "gae"], 5, 5, "visible", "after_due_date",
                      Finding(metrics={"gold_gain": 0.4567, "malformed": 0.0}))
     rm = TestResult("e2e.reward_model", "RM", ["e2e", "rm_loss"], 5, 5, "visible", "after_due_date",

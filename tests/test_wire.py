@@ -1,4 +1,4 @@
-"""autograder/child/wire.py: frames round-trip exactly; malformed, oversized or truncated frames are refused."""
+"""autograder/sandbox/child/wire.py: frames round-trip exactly; malformed, oversized or truncated frames are refused."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "child"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "child"))
 import wire  # noqa: E402
 
 

@@ -24,10 +24,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import config, isolation, sandbox
-from autograder.remote import RemoteSubmission, SubmissionError
+from autograder.lab import config
+from autograder.sandbox import isolation, sandbox
+from autograder.sandbox.remote import RemoteSubmission, SubmissionError
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "child"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder" / "sandbox" / "child"))
 import wire  # noqa: E402
 
 SEED = 20        # the number: every run tries the same frames

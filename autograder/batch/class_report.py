@@ -8,7 +8,7 @@ the page's size), the frequent diagnosed mistakes with who made them, the manual
 similar pairs (--similarity), who is not on the roster or has no submission, the slowest submissions,
 and the submissions that failed to grade. Built from the rows of batch/outputs.py only; plots are PNGs
 in base64; rendered again only when what it shows changed (its head names a digest of the summary).
-Every value is HTML-escaped (autograder/templating.py), and the page's Content-Security-Policy lets only its
+Every value is HTML-escaped (autograder/judge/templating.py), and the page's Content-Security-Policy lets only its
 own script run (by hash) and nothing be fetched.
 """
 
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import templating
 from autograder.batch.gradebook import STATUS, has_total, mistakes
 from autograder.batch.overrides import describe
 from autograder.batch.store import atomic_write
+from autograder.judge import templating
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 TEMPLATE = "class_report.html.j2"

@@ -9,7 +9,7 @@ Layouts:
 - a Gradescope "export submissions" zip (or the folder it unzips to): `submission_metadata.yml`
   beside one folder per submission (`submission_<id>/`); the metadata maps each id to its
   submitters' names, emails and student ids (`:submitters: [{":name", ":email", ":sid"}]`).
-Which file of an entry folder is graded is the rule every command shares (autograder/discovery.py:
+Which file of an entry folder is graded is the rule every command shares (autograder/judge/discovery.py:
 the submission file, else its notebook, else the one file defining contract functions). A student whose entry
 holds nothing to grade still gets a Submission, with `problem` saying why in one sentence (nothing
 there, an empty file, a link, several candidate files), so the gradebook lists every student.
@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from autograder.discovery import (
+from autograder.judge.discovery import (
     AmbiguousSubmission,
     Contract,
     Listing,
@@ -92,7 +92,7 @@ def discover(source: Path, skip: Path | None = None, contract: Contract | None =
     `gradebook.csv` becomes the student `gradebook.csv-2`)."""
     source = Path(source)
     if contract is None:
-        from autograder import config
+        from autograder.lab import config
         contract = Contract.of(config.load())
     if source.is_dir():
         files, links, folders = _walk(source, skip)

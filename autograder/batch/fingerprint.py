@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from autograder.paths import ENGINE, GRADING, GRADING_YAML, LAB, REFERENCE, world_files
+from autograder.lab.paths import ENGINE, GRADING, GRADING_YAML, LAB, REFERENCE, world_files
 
 PACKAGE = ENGINE
 # Files of the package that cannot change a grade: the batch runner, the commands, the class report, the bundling.

@@ -14,7 +14,7 @@ gradebook.csv columns, in this order (docs/class-grading.md):
 A submission that failed to grade has no total (it is the grader's failure, not a zero); every other
 status has one (0 for not importable, not implemented, empty or missing, ambiguous, no submission).
 canvas.csv has one row per person: each member of a group submission gets the group's total.
-Both are written by autograder/spreadsheet.py: a cell a spreadsheet could read as a formula is quoted.
+Both are written by autograder/batch/spreadsheet.py: a cell a spreadsheet could read as a formula is quoted.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from autograder.batch.discover import Member
 from autograder.batch.overrides import describe
-from autograder.spreadsheet import write_csv
+from autograder.batch.spreadsheet import write_csv
 
 STATUS = {"graded": "graded", "not_importable": "not importable", "not_implemented": "not implemented",
           "empty": "empty or missing", "ambiguous": "ambiguous", "absent": "no submission",

@@ -21,9 +21,9 @@ import time
 import traceback
 from pathlib import Path
 
-from autograder import config
 from autograder.batch.fingerprint import grader_version
-from autograder.outcome import part_table
+from autograder.judge.outcome import part_table
+from autograder.lab import config
 
 REPORT_SECONDS = 60  # kept of a job's limit (batch.job_seconds) for writing the reports after the grade
 TEMP_PREFIX = "autograder-batch-"  # + the worker's pid: the pool removes what a killed worker left behind
@@ -50,9 +50,9 @@ def failed(job: dict, reason: str, seconds: float = 0.0) -> dict:
 
 
 def _grade(job: dict) -> dict:
-    from autograder import lanes
-    from autograder.grade import grade  # torch and the engine: imported in the worker only
-    from autograder.report import write_reports
+    from autograder.judge import lanes
+    from autograder.judge.grade import grade  # torch and the engine: imported in the worker only
+    from autograder.judge.report import write_reports
 
     if not job["only"] or "e2e" in job["only"]:
         lanes.import_dynamo()  # once per worker, shared by its grades' training lanes
@@ -88,7 +88,8 @@ def _bounds(test_id: str) -> dict[str, list]:
     """An e2e test's criteria as {metric: [">=", threshold]} (what the class report draws), else {}."""
     if not test_id.startswith("e2e."):
         return {}
-    from autograder import config, e2e
+    from autograder.judge import e2e
+    from autograder.lab import config
     spec = config.load().e2e[test_id[4:]]
     return {c.metric: [c.side, e2e.threshold(spec, c.bound)] for c in e2e.REGISTRY[test_id[4:]].criteria}
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.batch.store import atomic_write
-from autograder.templating import inline_markdown
+from autograder.judge.templating import inline_markdown
 
 FILE = "overrides.csv"
 COLUMNS = ("student", "target", "points", "reason")
@@ -151,7 +151,7 @@ def describe(o: dict) -> str:
 
 def show_in_staff_view(folder: Path, shown: list[dict]) -> None:
     """End DIR/<student>/staff.md with its overrides (or with none: a removed override disappears), each as
-    inert markdown (autograder/templating.py)."""
+    inert markdown (autograder/judge/templating.py)."""
     path = folder / "staff.md"
     try:
         text = path.read_text()

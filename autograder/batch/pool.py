@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from autograder.batch.jobs import TEMP_PREFIX, failed, run_job
-from autograder.filetree import remove_tree
+from autograder.sandbox.filetree import remove_tree
 
 STOP_SECONDS = 10  # a worker asked to stop (SIGTERM: it kills its sandboxed child) is killed after this
 
@@ -34,7 +34,7 @@ def serve(conn: Connection) -> None:
     """A worker's loop: receive a job, send its outcome, until the coordinator goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwinds grade(), which kills its child
-    from autograder import zygote
+    from autograder.sandbox import zygote
     zygote.keep()  # one submission after another: the warm children's zygote serves every grade of this worker
     while True:
         try:

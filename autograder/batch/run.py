@@ -29,7 +29,6 @@ from typing import Iterator
 import yaml
 from rich.console import Console
 
-from autograder import config, lab_problems
 from autograder.batch import overrides as overrides_mod
 from autograder.batch import similarity as similarity_mod
 from autograder.batch import store
@@ -39,7 +38,8 @@ from autograder.batch.gradebook import write_canvas, write_gradebook
 from autograder.batch.jobs import failed
 from autograder.batch.outputs import Views
 from autograder.batch.roster import Enrolled, RosterError, read_roster
-from autograder.discovery import Contract
+from autograder.judge.discovery import Contract
+from autograder.lab import config, lab_problems
 
 GRADEBOOK = "gradebook.csv"
 CANVAS = "canvas.csv"
@@ -259,8 +259,8 @@ def _similarity(out: Path, subs: dict[str, Submission], records: dict[str, dict]
                 console: Console) -> None:
     """Compare every submission that was read (not the starter's: nothing of it is counted) and keep the top
     pairs; every submission not compared is named with why (pairs.json, the class report, here)."""
-    from autograder.discovery import code_of
-    from autograder.paths import STARTER
+    from autograder.judge.discovery import code_of
+    from autograder.lab.paths import STARTER
     sources: dict[str, str] = {}
     skipped: dict[str, str] = {}
     for s, sub in subs.items():
@@ -303,7 +303,7 @@ def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, versio
 
     Local workers share this machine's CPUs: each grade gets CPUs / workers judge lanes (at least one);
     a Dask worker's grade decides from its own machine (lanes None)."""
-    from autograder.machine import usable_cpus
+    from autograder.judge.machine import usable_cpus
     lanes = None if dask else max(1, int(usable_cpus() // workers))
     jobs = ({"student": sub.student, "filename": sub.filename, "data": sub.data(), "only": only or [],
              "key": key, "secrets": secrets, "lanes": lanes} for sub, key in todo)
@@ -311,8 +311,8 @@ def _outcomes(todo: list[tuple[Submission, str]], only: list[str] | None, versio
         from autograder.batch.dask_runner import run_on_dask
         yield from run_on_dask(dask, jobs)
         return
-    from autograder import isolation
     from autograder.batch.pool import LocalPool
+    from autograder.sandbox import isolation
     isolation.secret_copies()  # searched once, here: each worker reuses it (secret_files.CACHE), checking the folders
     with LocalPool(workers, job_seconds) as pool:
         yield from pool.run(jobs)

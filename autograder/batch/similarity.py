@@ -15,7 +15,7 @@ docstrings every student got) is boilerplate: its k-grams never count. A pair's 
 side, the share of that file's fingerprinted tokens found in the other. For courses grading outside
 Gradescope (which has its own similarity check). A notebook is compared by its code cells. This only
 points staff at pairs to read: it proves nothing by itself. Each pair's page is rendered by
-autograder/templating.py (HTML-escaped, like every page).
+autograder/judge/templating.py (HTML-escaped, like every page).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import templating
 from autograder.batch.store import atomic_write
-from autograder.filetree import remove_tree
+from autograder.judge import templating
+from autograder.sandbox.filetree import remove_tree
 
 FOLDER = "_similarity"   # a student key never starts with "_" (discover._safe_name)
 PAIRS = "pairs.json"

@@ -102,7 +102,7 @@ def student_folders(out: Path) -> list[str]:
 
 def remove_students(out: Path, students: list[str]) -> None:
     """Remove the result folders of `students` (only folders holding a record: what grade-all wrote)."""
-    from autograder.filetree import remove_tree
+    from autograder.sandbox.filetree import remove_tree
     for student in students:
         folder = out / student
         if folder.is_dir() and not folder.is_symlink() and (folder / RECORD).is_file():

@@ -2,7 +2,7 @@
 
     check_titles(folder)       {check id: title} of the `@check("id", "title", ...)` decorators in `folder`
     e2e_descriptions(grading)  {test name: description} of the `@e2e_test(name, title, description, ...)`
-                               decorators anywhere in the lab's grading/ package (autograder/e2e.py)
+                               decorators anywhere in the lab's grading/ package (autograder/judge/e2e.py)
 
 An argument read here is a string (implicitly joined literals count), or a name bound to one at the top of its
 module, or imported by name from a sibling module that binds it so (`from .baseline import RM_TEST`).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from autograder.domain_spec import KNOWN_VALUES_TITLE, derived_test_id
+from autograder.lab.domain_spec import KNOWN_VALUES_TITLE, derived_test_id
 
 
 def _module_strings(path: Path) -> dict[str, str]:

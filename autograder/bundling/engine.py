@@ -19,13 +19,16 @@ from autograder.bundling.collect import collect_files
 from autograder.bundling.tree import Tree
 
 PACKAGE = "autograder"
-SELF_CHECK_ENTRY = ("autograder.__main__", "autograder.commands.grade", "autograder.grade", "autograder.report",
-                    "autograder.results", "autograder.checks.tools", "autograder.notebook_checks",
-                    "autograder.self_check", "autograder.checks.derived")  # derived: loaded by name (checks.load_all)
-NOT_FOR_STUDENTS = ("autograder.bank", "autograder.diagnosis", "autograder.e2e", "autograder.replay",
-                    "autograder.bundling", "autograder.validity", "autograder.checks.contract_tests",
+SELF_CHECK_ENTRY = ("autograder.__main__", "autograder.commands.grade", "autograder.judge.grade",
+                    "autograder.judge.report",
+                    "autograder.judge.results", "autograder.checks.tools", "autograder.judge.notebook_checks",
+                    "autograder.judge.self_check",
+                    "autograder.checks.derived")  # derived: loaded by name (checks.load_all)
+NOT_FOR_STUDENTS = ("autograder.lab.bank", "autograder.judge.diagnosis", "autograder.judge.e2e", "autograder.replay",
+                    "autograder.bundling", "autograder.validity", "autograder.checks.local", "autograder.lab.entries",
+                    "autograder.checks.contract_tests",
                     "autograder.checks.differential")
-DATA = ("templates", "child")   # the package's folders the self-check reads whole (report templates, the child)
+DATA = ("templates", "sandbox/child")   # the package's folders the self-check reads whole (report templates, the child)
 BUNDLING = "bundling"           # this package: builds bundles, ships in none
 
 
@@ -84,7 +87,8 @@ def self_check_modules(engine: Path) -> list[str]:
 
 
 def module_paths(modules: Iterable[str]) -> tuple[str, ...]:
-    """Bundle paths that hold `modules` ("autograder.e2e" -> "autograder/e2e.py", "autograder/e2e/")."""
+    """Bundle paths that hold `modules` ("autograder.judge.e2e" -> "autograder/judge/e2e.py",
+    "autograder/judge/e2e/")."""
     return tuple(f"{m.replace('.', '/')}{end}" for m in modules for end in (".py", "/"))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.starter import BEGIN, END
+from autograder.lab.starter import BEGIN, END
 
 MIN_CHARS = 12  # shorter lines ("return d", "if kind == ...") are not distinctive enough to search for
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import jinja2
 
-from autograder import templating
 from autograder.bundling.outline import Outline
 from autograder.bundling.public_config import visible_tests
 from autograder.bundling.recipes import ASSETS
 from autograder.bundling.tree import Tree
+from autograder.judge import templating
 
 TAG = re.compile(r"(?<!`)<[\w/]+>(?!`)")  # "<eos>" in prose: markdown would take it for an HTML tag and hide it
 

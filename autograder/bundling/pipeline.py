@@ -19,7 +19,6 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from autograder import paths
 from autograder.bundling import guard
 from autograder.bundling.collect import collect_files
 from autograder.bundling.declarations import check_titles, declared_titles, e2e_descriptions
@@ -46,8 +45,9 @@ from autograder.bundling.scripts import add_scripts
 from autograder.bundling.source_notebook import add_source_notebook, source_notebook
 from autograder.bundling.starter import add_starter
 from autograder.bundling.tree import Tree
-from autograder.secret_files import grader_roots
-from autograder.starter import strip_solutions
+from autograder.lab import paths
+from autograder.lab.starter import strip_solutions
+from autograder.sandbox.secret_files import grader_roots
 
 
 def _place(lab: Path, folder: Path) -> Path:

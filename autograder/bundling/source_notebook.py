@@ -7,7 +7,8 @@ Cells, in order (nbgrader metadata, schema 3):
               each function, `### BEGIN SOLUTION` markers and all
                                                           code, solution cell (nbgrader replaces the marked body)
               each public test of the part                code, autograded test cell: `visible_test("<id>")` runs
-                                                          the grader's check of that id (autograder/notebook_checks.py),
+                                                          the grader's check of that id
+                                                          (autograder/judge/notebook_checks.py),
                                                           worth its points in grading.yaml
 """
 
@@ -20,7 +21,7 @@ from autograder.bundling.outline import Outline
 from autograder.bundling.public_config import visible_tests
 from autograder.bundling.tree import Tree
 
-ENGINE_IMPORT = "from autograder.notebook_checks import visible_test  # the grader's public tests (test cells)"
+ENGINE_IMPORT = "from autograder.judge.notebook_checks import visible_test  # the grader's public tests (test cells)"
 KERNEL = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
           "language_info": {"name": "python"}}
 

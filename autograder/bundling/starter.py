@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.bundling.tree import Tree
-from autograder.starter import strip_solutions
+from autograder.lab.starter import strip_solutions
 
 
 def add_starter(tree: Tree, reference: Path, target: str) -> None:

@@ -42,7 +42,7 @@ def load_all() -> dict[str, Check]:
     (the student bundle has no `hidden/`); then the checks the contract declares (checks/derived.py: worked examples,
     and with the lab's hidden side the differential checks on declared domains) and the tests derived from the
     contract (checks/contract_tests.py)."""
-    from autograder import config, registry
+    from autograder.lab import config, registry
     for sub in ("checks.public", "checks.hidden"):
         if not registry.has_module(sub):
             continue

@@ -26,7 +26,7 @@ class Check:
 @dataclass(eq=False)
 class CheckFailed(Exception):
     """A check found a wrong answer. `message` and `compared` are shown with the test's outcome; the other text
-    fields with its inputs (outcome.Finding). Child data becomes text only through autograder/textsafe.py.
+    fields with its inputs (outcome.Finding). Child data becomes text only through autograder/sandbox/textsafe.py.
 
     function/args/kwargs/answer let the diagnosis compare the answer with the known mistakes.
     """
@@ -51,7 +51,7 @@ class CheckFailed(Exception):
 class Context:
     """What a check may use: the sandboxed submission, the reference (hidden checks only), settings."""
 
-    sub: Any                 # autograder.remote.RemoteSubmission
+    sub: Any                 # autograder.sandbox.remote.RemoteSubmission
     ref: Any                 # module with the reference functions, or None in the student bundle
     hypothesis: Mapping[str, Any]  # grading.yaml's `hypothesis` section (config.Hypothesis, read by key)
     cpu: Callable[[], float] = time.process_time  # CPU seconds spent so far (the judge's and the child's)

@@ -26,10 +26,11 @@ from typing import Callable
 
 import torch
 
-from autograder import config, textsafe
 from autograder.checks.base import REGISTRY, Check, Context, is_public
 from autograder.checks.tools import FATAL_KINDS, Answer, Call, expect_like_reference, fmt_call, recording
-from autograder.remote import SubmissionError
+from autograder.lab import config
+from autograder.sandbox import textsafe
+from autograder.sandbox.remote import SubmissionError
 
 SEEDS = 3                      # distinct seed calls per function (each in both dtypes)
 DTYPES = (torch.float32, torch.float64)
@@ -133,7 +134,7 @@ def fresh_calls(ctx: Context, function: str, first_position: int) -> list[Call]:
 
 @functools.lru_cache(maxsize=None)
 def _seeds(function: str, reference) -> tuple[Call, ...]:
-    from autograder.validity.local import local_context
+    from autograder.checks.local import local_context
 
     shown: list[Call] = []
     with recording():  # the coverage measure records the checks' own calls, not these
@@ -204,6 +205,6 @@ def _reference_vjp(ref, made: Call, cotangent: torch.Tensor | None) -> torch.Ten
 
 
 def _lab():
-    from autograder import registry  # the lab's hooks (hidden): never in the student bundle
+    from autograder.lab import registry  # the lab's hooks (hidden): never in the student bundle
     return registry.lab()
 

@@ -1,4 +1,4 @@
-"""What a contract function's declared domain (grading.yaml `contract.F.domain`, autograder/domain_spec.py) gives
+"""What a contract function's declared domain (grading.yaml `contract.F.domain`, autograder/lab/domain_spec.py) gives
 its differential check without code: a hypothesis strategy over the whole domain, the domain's factors (factors.py)
 with the pairs of levels no valid call has, and chosen examples from a pairwise covering array of them (covering.py).
 
@@ -20,14 +20,14 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from autograder import config
 from autograder.checks.covering import covering_rows
 from autograder.checks.factors import Factor, Pair, dtype_factor
 from autograder.checks.strategies import DTYPES, bounded, floats
-from autograder.domain_spec import Parameter
+from autograder.lab import config
+from autograder.lab.domain_spec import Parameter
 
 VALUES = 4.0          # |tensor entries| the strategy draws (0 and the bounds often: strategies.bounded)
-SIZES = (1, 4)        # a size letter's values (as autograder/domains.py draws them)
+SIZES = (1, 4)        # a size letter's values (as autograder/checks/domains.py draws them)
 THIRDS = ("low third", "middle third", "high third")
 
 
@@ -82,7 +82,7 @@ def _shape(p: Parameter, sizes: dict[str, int]) -> tuple[int, ...]:
 def _as_mask(bits: list[bool], shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     mask = torch.tensor(bits, dtype=dtype).reshape(shape)
     if mask.dim():
-        mask[..., 0] = 1.0  # no row is all padding (autograder/domains.py)
+        mask[..., 0] = 1.0  # no row is all padding (autograder/checks/domains.py)
     return mask
 
 

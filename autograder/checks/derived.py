@@ -3,7 +3,7 @@
     PART.known_values       F's worked examples (`examples`: each parameter's value and `expect`, the answer
                             computed by hand; optional `why`, the sentence a wrong answer shows). Public: students
                             see them, the self-check runs them, and a full grade also asks a fresh twin of each
-                            (tools.public: the lab's twin, by default autograder/domains.py's); `expect_grad`
+                            (tools.public: the lab's twin, by default autograder/checks/domains.py's); `expect_grad`
                             (optional): a scalar answer's gradient to named tensor parameters, computed by hand;
                             `dtype` (optional): float32 (default) or float64, the tensors' dtype
     PART.matches_reference  F against the reference on its declared `domain` (checks/differential.py: hidden)
@@ -18,10 +18,10 @@ from typing import Any, Callable
 
 import torch
 
-from autograder import config
 from autograder.checks.base import REGISTRY, Check, Context
 from autograder.checks.tools import Answer, call, public
-from autograder.domain_spec import KNOWN_VALUES_TITLE, derived_test_id
+from autograder.lab import config
+from autograder.lab.domain_spec import KNOWN_VALUES_TITLE, derived_test_id
 
 
 def _id(cfg: config.Config, function: str, name: str) -> str:

@@ -15,11 +15,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from autograder import config
 from autograder.checks import declared, examples, tools
 from autograder.checks.base import REGISTRY, Context
 from autograder.checks.tools import Call, expect_like_reference
-from autograder.domain_spec import derived_test_id
+from autograder.lab import config
+from autograder.lab.domain_spec import derived_test_id
 
 
 def differential_id(cfg: config.Config, function: str) -> str:
@@ -56,7 +56,7 @@ def lab_domains() -> Any:
     """The lab's domains module (grading/checks/hidden/domains.py), else the derived DIFFERENTIAL, FACTORS and
     IMPOSSIBLE (checks/declared.py) of the functions whose differential check is the derived one (what validate's
     coverage reads), else None."""
-    from autograder import registry
+    from autograder.lab import registry
     if registry.has_module("checks.hidden.domains"):
         return registry.lab_module("checks.hidden.domains")
     cfg = config.current()

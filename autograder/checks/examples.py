@@ -39,10 +39,10 @@ import hypothesis
 import torch
 from hypothesis import strategies as st
 
-from autograder import paths
 from autograder.checks import Context, tools
 from autograder.checks.strategies import Ragged
-from autograder.fingerprints import code_of, numerics
+from autograder.lab import paths
+from autograder.lab.fingerprints import code_of, numerics
 
 # the code the draws and the chosen examples depend on: the lab's checks, and this package's
 CODE_DIRS = {"lab": paths.GRADING / "checks", "engine": Path(__file__).resolve().parent}
@@ -102,7 +102,7 @@ def chosen_examples(function: str, listed: Callable[[], Sequence] = list) -> lis
     """The lab's chosen examples of `function`, shipped (building the covering arrays costs ~0.5 s of CPU) or
     built once: each distinct one once, none that repeats one of the draws `listed()` (an example of a pure
     function asked again only repeats its answer, and reaches no level its twin does not)."""
-    from autograder import registry
+    from autograder.lab import registry
 
     key = f"chosen {function}"
     shipped = _shipped().get(key)
@@ -121,8 +121,8 @@ def chosen_examples(function: str, listed: Callable[[], Sequence] = list) -> lis
 
 def derived_chosen(function: str) -> list:
     """The chosen examples derived from `function`'s declared domain (checks/declared.py), when the lab gives none."""
-    from autograder import config
     from autograder.checks import declared
+    from autograder.lab import config
     return declared.chosen(function) if config.current().contract[function].domain else []
 
 
@@ -217,8 +217,8 @@ def decode(data: Any) -> Any:
 def write(path: Path = DATA_FILE) -> dict:
     """Draw the examples of every hidden property check at grading.yaml's settings and write them."""
     from autograder import checks
-    from autograder.reference import load_reference
-    from autograder.validity.local import local_context
+    from autograder.checks.local import local_context
+    from autograder.lab.reference import load_reference
 
     global SHIPPED
     reference = load_reference()

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
 from hypothesis.reporting import with_reporter
 
-from autograder import textsafe
 from autograder.checks.base import CheckFailed, Context
-from autograder.remote import SubmissionError, parameter_names
-from autograder.textsafe import fmt
+from autograder.sandbox import textsafe
+from autograder.sandbox.remote import SubmissionError, parameter_names
+from autograder.sandbox.textsafe import fmt
 
 # Failures that no other input would change: reported at once, never shrunk (an inconsistent function
 # fails every later call of its test at once: no input to show).
@@ -142,7 +142,7 @@ def expect_value_error(ctx: Context, function: str, args: tuple, kwargs: dict, n
 
     A NotImplementedError raised there is an ordinary wrong exception for this check alone, not "the function
     is not written yet". The failure shows the input, expected ValueError against what came instead."""
-    from autograder import config  # the neighbour's answer has the contract's shape
+    from autograder.lab import config  # the neighbour's answer has the contract's shape
     spec = config.current().contract.get(function)
     items = len(spec.returns.split(",")) if spec is not None else 1
     try:
@@ -231,7 +231,7 @@ def public(run: Callable[[Context], None]) -> Callable[[Context], None]:
 def fresh_twins(ctx: Context, made: list[Call]) -> None:
     """The submission answers a fresh twin of each call in `made` (a public check's shown calls) as the reference
     does (expect_like_reference)."""
-    from autograder import registry  # the lab's own draws (hidden): never in the student bundle
+    from autograder.lab import registry  # the lab's own draws (hidden): never in the student bundle
     lab = registry.lab()
     for position, shown in enumerate(made):
         args, kwargs = lab.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)

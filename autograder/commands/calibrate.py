@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from autograder.commands.common import FAILURES, add_workers, check_names, comma_list, fail, load_config
-from autograder.paths import LAB_DATA
+from autograder.lab.paths import LAB_DATA
 from autograder.validity import mistake_outcomes
 
 HELP = "run the end-to-end tests for the reference over many seeds; print distributions and margins"
@@ -98,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
 def _mistakes(spec: list[str], tests: list[str], e2e: dict) -> list[str]:
     if not spec:
         return []
-    from autograder import bank
+    from autograder.lab import bank
     mistakes = [e for e in bank.load_all() if e.is_mistake]
     if spec == ["all"]:
         trained = {p for t in tests for p in e2e[t]["parts"]}

@@ -17,7 +17,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import NoReturn
 
-from autograder.filetree import remove_tree
+from autograder.sandbox.filetree import remove_tree
 
 DONE, FAILURES, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 EXIT_CODES = """exit codes:
@@ -70,7 +70,7 @@ def positive_int(text: str) -> int:
 
 def default_workers() -> int:
     """Worker processes when --workers is not given: the CPUs this process may really use (at least 1)."""
-    from autograder.machine import usable_cpus
+    from autograder.judge.machine import usable_cpus
     return max(1, int(usable_cpus()))
 
 
@@ -149,7 +149,7 @@ def check_outside_grader(path: Path, option: str = "--out") -> None:
     """Stop unless `path` (links resolved) lies outside the engine's repository and the lab's folder, or in one of
     the repository's OUTPUT_FOLDERS: a report written into the package, solutions/ or assignment/ changes the
     grader's version (grade-all would regrade the class) and would ship in the next autograder.zip."""
-    from autograder.paths import ASSIGNMENT, ENGINE, LAB, ROOT, SOLUTIONS
+    from autograder.lab.paths import ASSIGNMENT, ENGINE, LAB, ROOT, SOLUTIONS
     root, target = ROOT.resolve(), Path(path).resolve()
     if any(_within(target, root / f) for f in OUTPUT_FOLDERS):
         return
@@ -166,8 +166,8 @@ def check_outside_grader(path: Path, option: str = "--out") -> None:
 
 def check_child_can_work() -> None:
     """Before grading many: a sandboxed child started here can use its folder (TMPDIR...), else exit 2 with why."""
-    from autograder import preflight
-    from autograder.isolation import IsolationError
+    from autograder.sandbox import preflight
+    from autograder.sandbox.isolation import IsolationError
     try:
         preflight.ensure_child_can_work(load_config(lab=False).limits)
     except IsolationError as exc:
@@ -195,11 +195,11 @@ def _is_zip(path: Path) -> bool:
 def load_config(lab: bool = True):
     """grading.yaml, typed, and (`lab`) the lab folder's declarations checked against it (lab_problems): a broken or
     incomplete one stops the command (exit 2) with one sentence naming the file and line, before any work."""
-    from autograder import config
+    from autograder.lab import config
     try:
         cfg = config.load()
         if lab:
-            from autograder import lab_problems
+            from autograder.lab import lab_problems
             lab_problems.ensure_complete(cfg)
         return cfg
     except config.ConfigError as exc:

@@ -43,9 +43,9 @@ def main(args: argparse.Namespace) -> int:
     if args.metadata is not None:
         check_input(args.metadata, "--metadata file", kinds=("file",))
 
-    from autograder.grade import GraderError, grade
-    from autograder.report import summary_lines, write_reports
-    from autograder.results import write_results
+    from autograder.judge.grade import GraderError, grade
+    from autograder.judge.report import summary_lines, write_reports
+    from autograder.judge.results import write_results
 
     def progress(so_far) -> None:  # results.json after each test: a platform's timeout keeps the tests already run
         try:
@@ -59,7 +59,7 @@ def main(args: argparse.Namespace) -> int:
     except GraderError as exc:
         fail(str(exc))
     if args.metadata is not None:
-        from autograder import feedback_policy
+        from autograder.judge import feedback_policy
         problem = feedback_policy.apply(result, cfg.feedback_policy, args.metadata)
         if problem:
             print(f"warning: {problem}", file=sys.stderr)

@@ -9,7 +9,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder import config
 from autograder.commands.common import (
     FAILURES,
     add_workers,
@@ -21,6 +20,7 @@ from autograder.commands.common import (
     fail,
     load_config,
 )
+from autograder.lab import config
 
 HELP = "grade a whole class (a folder or a Gradescope export zip) into a gradebook and a class report"
 EXAMPLES = """examples:

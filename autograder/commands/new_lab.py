@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.new_lab import TEMPLATE, NewLabError, write_lab
+    from autograder.lab.new_lab import TEMPLATE, NewLabError, write_lab
 
     if args.reference is not None and not args.reference.is_file():
         raise CommandError(f"new-lab: {args.reference} is not a file")

@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     import torch
 
-    from autograder import registry
-    from autograder.paths import LAB
+    from autograder.lab import registry
+    from autograder.lab.paths import LAB
     torch.set_num_threads(1)
     load_config()  # the lab folder complete and consistent before anything is computed
     stale = []
@@ -64,7 +64,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _mistake_outcomes(args: argparse.Namespace, stale: list[str]) -> bool:
     """Check (or, without --check, compute) the mistakes' e2e outcomes; False when computing them failed."""
-    from autograder.paths import LAB
+    from autograder.lab.paths import LAB
     from autograder.validity import mistake_outcomes
     if not mistake_outcomes.tracked():  # no e2e test trains with a bank mistake's part
         return True

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def default_out() -> Path:
     """Where a release goes without --out: the repository's git-ignored output folder, one folder per lab."""
-    from autograder.paths import ROOT
+    from autograder.lab.paths import ROOT
     return ROOT / OUTPUT_FOLDERS[0] / "release" / load_config().lab
 
 
@@ -35,7 +35,7 @@ def main(args: argparse.Namespace) -> int:
     from autograder.bundling.pipeline import build_release
 
     out = check_out_folder(args.out or default_out())
-    from autograder import lab_problems
+    from autograder.lab import lab_problems
     load_config()
     stale = lab_problems.stale_data_files()
     if stale:  # a bundle would ship (or grade with) data that no longer matches its code

@@ -18,8 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from autograder.paths import REFERENCE, STARTER
-    from autograder.starter import strip_solutions
+    from autograder.lab.paths import REFERENCE, STARTER
+    from autograder.lab.starter import strip_solutions
 
     fresh = strip_solutions(check_input(REFERENCE, "reference", ("file",)).read_text())
     if args.check:

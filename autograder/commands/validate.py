@@ -80,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
         keep = set(args.entries)
         subjects = [s for s in subjects if s.kind in ("reference", "starter", "null") or s.label in keep]
     started = time.monotonic()
-    from autograder import isolation
+    from autograder.sandbox import isolation
     print(f"validating {', '.join(parts)}: {len(subjects)} submissions on {args.workers} workers, "
           f"sandbox: {isolation.detect().describe()}")
 
@@ -161,7 +161,7 @@ def main(args: argparse.Namespace) -> int:
 
 def mutation_problems(parts: list[str], sample: int | None, count: int, verbose: bool) -> list[tuple[str, str]]:
     """Print the lab's mutation score; a gap (a mutant passing every check yet differing in the domain) is a miss."""
-    from autograder import paths
+    from autograder.lab import paths
     from autograder.validity import mutation
 
     def progress(verdict) -> None:

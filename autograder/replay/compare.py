@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from autograder import config
+from autograder.lab import config
 
 
 def answer_matches(call: dict, value: Any, grads: Any, rtol: float, atol: float) -> bool:

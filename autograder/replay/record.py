@@ -18,10 +18,11 @@ from contextlib import contextmanager
 
 import torch
 
-from autograder import config, e2e, registry
-from autograder.paths import LAB, REFERENCE
-from autograder.reference import load_reference
-from autograder.remote import RemoteFunction, RemoteSubmission
+from autograder.judge import e2e
+from autograder.lab import config, registry
+from autograder.lab.paths import LAB, REFERENCE
+from autograder.lab.reference import load_reference
+from autograder.sandbox.remote import RemoteFunction, RemoteSubmission
 
 from .flow import Provenance, UndeclaredFlow, pieces
 from .shipped import DATA_FILE, write

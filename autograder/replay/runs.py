@@ -10,9 +10,9 @@ from contextlib import closing
 from itertools import takewhile
 from typing import Any
 
-from autograder import config, registry
-from autograder.child import wire
-from autograder.remote import RemoteFunction, SubmissionError, answers
+from autograder.lab import config, registry
+from autograder.sandbox.child import wire
+from autograder.sandbox.remote import RemoteFunction, SubmissionError, answers
 
 from .compare import answer_matches
 from .flow import Feed, waves

@@ -5,7 +5,7 @@
                   "value", "grads"}: autograder/replay/record.py), lzma-compressed on their own, so that a grade
                   decompresses only the runs it replays, and decodes a run's calls only as far as it replays
 
-Wire frames (autograder/child/wire.py), never pickle. The fingerprint covers what the runs depend on: torch,
+Wire frames (autograder/sandbox/child/wire.py), never pickle. The fingerprint covers what the runs depend on: torch,
 the given world, the reference, the e2e settings, the e2e tests' code and the engine's (e2e.py), the files
 the lab declares (registry.Replays.depends_on) and FORMAT, the version of what a recording holds (to change
 with it: a slow test records the runs again and compares every call, link and outcome). A stale, missing or
@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import fingerprints
-from autograder.child import wire
-from autograder.paths import LAB_DATA
+from autograder.lab import fingerprints
+from autograder.lab.paths import LAB_DATA
+from autograder.sandbox.child import wire
 
 DATA_FILE = LAB_DATA / "replays.bin"
 FORMAT = "calls with flow links, the recording machine's numerics, unpaced, v6"

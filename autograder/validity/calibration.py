@@ -26,7 +26,7 @@ import yaml
 
 def band_metrics(test) -> tuple[str, ...]:
     """The per-iteration metrics whose band a test's calibration records: the lab's band metrics and all it plots."""
-    from autograder import registry
+    from autograder.lab import registry
     return tuple(dict.fromkeys((*registry.lab().band_metrics, *test.plotted)))
 
 
@@ -81,8 +81,8 @@ def seeded(spec: dict, index: int) -> dict:
 def tasks_for(tests: list[str], seeds: int, entry: str | None = None) -> list[Task]:
     """One task per seed and group of tests that share a memo; the costliest groups first (their trainings'
     estimated CPU seconds, E2ETest.runs)."""
-    from autograder import config
-    from autograder.e2e import load_all
+    from autograder.judge.e2e import load_all
+    from autograder.lab import config
     REGISTRY, e2e = load_all(), config.current().e2e
 
     def cost(group: tuple[str, ...]) -> float:
@@ -97,11 +97,11 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     """Measure the task's tests (in this process) for the reference, or with one bank mistake."""
     import torch
 
-    from autograder import bank, config, registry
-    from autograder import e2e as e2e_mod
-    from autograder.paths import use_world
-    from autograder.reference import load_reference
-    from autograder.validity.entries import contract_with
+    from autograder.judge import e2e as e2e_mod
+    from autograder.lab import bank, config, registry
+    from autograder.lab.entries import contract_with
+    from autograder.lab.paths import use_world
+    from autograder.lab.reference import load_reference
 
     torch.set_num_threads(1)
     cfg = dataclasses.replace(config.load(), e2e=e2e)
@@ -167,7 +167,7 @@ def append_raw(path: Path, runs: list[Run], e2e: dict) -> None:
 def load_raw(path: Path, e2e: dict) -> list[Run]:
     """The runs of a JSON-lines file made with the same measured settings (others are ignored), so
     thresholds can be changed and the margins recomputed without training again."""
-    from autograder.e2e import load_all
+    from autograder.judge.e2e import load_all
     REGISTRY = load_all()
     if not path.is_file():
         return []
@@ -184,7 +184,7 @@ def load_raw(path: Path, e2e: dict) -> list[Run]:
 
 def measured(spec: dict) -> dict:
     """The settings a run's measurements depend on: not its points, visibility or thresholds."""
-    from autograder.e2e import load_all
+    from autograder.judge.e2e import load_all
     REGISTRY = load_all()
     thresholds = {bound for test in REGISTRY.values() for bound in test.thresholds}
     ignored = thresholds | {"points", "visibility", "inputs_visibility", "lane"}
@@ -213,7 +213,7 @@ class Row:
     @property
     def worst_margin(self) -> float:
         """Distance from the worst seed to the threshold (positive: inside the passing side)."""
-        from autograder.e2e import margin
+        from autograder.judge.e2e import margin
         return min((margin(v, self.threshold, self.side) for v in self.values), default=float("-inf"))
 
     @property
@@ -246,7 +246,7 @@ def quantile(values: list[float], q: float) -> float:
 
 def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: float) -> list[Row]:
     """Rows for the reference's runs (entry None), one per criterion of each measured test."""
-    from autograder.e2e import load_all, threshold
+    from autograder.judge.e2e import load_all, threshold
     REGISTRY = load_all()
     rows = []
     for test in dict.fromkeys(r.test for r in runs if r.entry is None):
@@ -260,7 +260,7 @@ def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: flo
 
 
 def _fails(test: str, spec: dict, run: Run, metric: str) -> bool:
-    from autograder.e2e import load_all
+    from autograder.judge.e2e import load_all
     return any(c.fails(spec, run.metrics[metric]) for c in load_all()[test].criteria if c.metric == metric)
 
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from autograder import bank, config, diagnosis, registry
-from autograder.validity.entries import contract_with
+from autograder.judge import diagnosis
+from autograder.lab import bank, config, registry
+from autograder.lab.entries import contract_with
 
 
 def unseparated(parts: list[str] | None = None) -> list[tuple[str, str, str]]:
     """(function, mistake id, mistake id) of each pair of candidates that agree on every confirmation input of the
     function (answers compared as the diagnosis compares them)."""
-    from autograder.reference import load_reference
+    from autograder.lab.reference import load_reference
 
     reference = load_reference()
     cfg = config.load()

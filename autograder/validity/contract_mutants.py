@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from autograder import config, paths
+from autograder.lab import config, paths
 
 KINDS = ("detached", "float32", "mutates", "no_mask", "dropped")
 

@@ -18,7 +18,7 @@ from types import ModuleType
 
 from autograder import checks
 from autograder.checks import factors, tools
-from autograder.validity.local import local_context
+from autograder.checks.local import local_context
 
 Calls = dict[str, list[tuple[str, dict]]]
 Table = dict[str, dict[str, dict[str, int]]]
@@ -40,7 +40,7 @@ def regions() -> dict:
 
 def record(reference: ModuleType | None = None, check_ids: list[str] | None = None) -> Calls:
     """check id -> every call it makes on the reference, as (function, argument name -> value)."""
-    from autograder.reference import load_reference
+    from autograder.lab.reference import load_reference
 
     reference = reference or load_reference()
     registry = checks.load_all()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from autograder import config, paths
+from autograder.lab import config, paths
 
 
 @dataclass(frozen=True)

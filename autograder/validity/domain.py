@@ -25,10 +25,11 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from autograder import checks, config
+from autograder import checks
 from autograder.checks import CheckFailed, examples
-from autograder.remote import SubmissionError
-from autograder.validity.local import load_module, local_context, module_from_source
+from autograder.checks.local import load_module, local_context, module_from_source
+from autograder.lab import config
+from autograder.sandbox.remote import SubmissionError
 
 SEED = 20261203  # the draws' seed: fresh draws, the same in every run
 
@@ -71,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entry", help="hold the reference with this bank entry (part.name) on its part's checks")
     parser.add_argument("--seed", type=int, default=SEED, help="the draws' seed")
     args = parser.parse_args(argv)
-    from autograder import bank, registry
-    from autograder.reference import load_reference
+    from autograder.lab import bank, registry
+    from autograder.lab.reference import load_reference
 
     registry.lab()
     reference = load_reference()

@@ -24,10 +24,11 @@ from typing import Any, Iterator
 import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from autograder import checks, config, registry
+from autograder import checks
 from autograder.checks import CheckFailed, examples, tools
-from autograder.remote import SubmissionError
-from autograder.validity.local import LocalSubmission, local_context
+from autograder.checks.local import LocalSubmission, local_context
+from autograder.lab import config, registry
+from autograder.sandbox.remote import SubmissionError
 
 ROUNDING = 16  # answers equal within this many units of rounding (of the dtype) of the tensor's largest entry
 

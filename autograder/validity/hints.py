@@ -18,7 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from autograder import bank, checks, diagnosis, registry
+from autograder import checks
+from autograder.judge import diagnosis
+from autograder.lab import bank, registry
 
 
 @dataclass
@@ -62,8 +64,8 @@ def right(entry: bank.Entry, record: Hinted) -> bool:
 def equivalent(entry: bank.Entry, other_name: str, function: str) -> bool:
     """`other_name`'s mistake answers as `entry` does, seen through `function`, on every call the part's
     checks make of it on the reference, and on its confirmation inputs."""
-    from autograder.reference import load_reference
-    from autograder.validity.entries import contract_with
+    from autograder.lab.entries import contract_with
+    from autograder.lab.reference import load_reference
 
     return answers_as(contract_with(entry, load_reference())[function], entry.part, other_name, function)
 
@@ -71,8 +73,8 @@ def equivalent(entry: bank.Entry, other_name: str, function: str) -> bool:
 def answers_as(mine: Callable, part: str, other_name: str, function: str) -> bool:
     """`other_name`'s mistake (of `part`) answers as `mine` does, seen through `function`, on every call the part's
     checks make of it on the reference, and on its confirmation inputs (a contract mutant's hint is right then)."""
-    from autograder.reference import load_reference
-    from autograder.validity.entries import contract_with
+    from autograder.lab.entries import contract_with
+    from autograder.lab.reference import load_reference
 
     reference = load_reference()
     other = next((e for e in bank.mistakes_of_part(part) if e.name == other_name), None)

@@ -18,8 +18,8 @@ import inspect
 import json
 from typing import Any, Callable
 
-from autograder import bank, config
-from autograder.paths import LAB_DATA
+from autograder.lab import bank, config
+from autograder.lab.paths import LAB_DATA
 
 DATA_FILE = LAB_DATA / "e2e_mistakes.json"
 SALT = "e2e outcomes of the bank's mistakes, v2"
@@ -27,7 +27,7 @@ SEEDS = 3  # seeds per mistake and test: a mistake is held to failing a test onl
 
 
 def fingerprint() -> str:
-    from autograder import fingerprints  # torch: not for the commands that only read SEEDS (grade-all starts light)
+    from autograder.lab import fingerprints  # torch: not for the commands that only read SEEDS (grade-all starts light)
     return fingerprints.e2e_runs(SALT).hexdigest()
 
 

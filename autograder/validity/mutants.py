@@ -24,7 +24,7 @@ from mutmut.mutation.file_mutation import MutationVisitor, deep_replace
 from mutmut.mutation.mutators import mutation_operators
 from mutmut.mutation.pragma_handling import IgnoredCode
 
-from autograder.starter import BEGIN, END
+from autograder.lab.starter import BEGIN, END
 
 _DEF = re.compile(r"^\s*def (\w+)\(")
 

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Callable, Iterator
 
-from autograder import checks, config, paths
+from autograder import checks
+from autograder.checks.local import local_context, module_from_source
+from autograder.lab import config, paths
 from autograder.validity import draws, mutants
-from autograder.validity.local import local_context, module_from_source
 
 TIME_LIMIT = 120.0  # wall seconds a mutant's checks may take (the reference's take a few; a loaded machine more)
 SHRINK = {"shrink_examples": 0, "shrink_seconds": 0}  # a killed mutant needs no shrunk failure
@@ -63,7 +64,7 @@ class Report:
 def run(parts: list[str] | None = None, sample: int | None = None, seed: int = 29, count: int = 1000,
         progress: Callable[[Verdict], None] = lambda verdict: None) -> Report:
     """Generate, grade and classify the mutants of the functions of `parts` (default: all)."""
-    from autograder.reference import load_reference
+    from autograder.lab.reference import load_reference
 
     cfg = config.current()
     functions = tuple(fn for fn, c in cfg.contract.items() if parts is None or c.part in parts)
@@ -145,9 +146,9 @@ def bank_power(count: int = 1000, seed: int = 29) -> list[str]:
     from the reference (each mistake differs from it somewhere in the domain, so each should be told)."""
     import types
 
-    from autograder import bank
-    from autograder.reference import load_reference
-    from autograder.validity.entries import contract_with
+    from autograder.lab import bank
+    from autograder.lab.entries import contract_with
+    from autograder.lab.reference import load_reference
 
     reference = load_reference()
     callers = _callers(paths.REFERENCE.read_text(), tuple(config.current().contract))

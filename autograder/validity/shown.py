@@ -18,8 +18,8 @@ import types
 
 import torch
 
-from autograder import config, paths
-from autograder.reference import load_reference
+from autograder.lab import config, paths
+from autograder.lab.reference import load_reference
 
 ShownCall = tuple
 
@@ -45,8 +45,8 @@ def _bound(ref, name: str, args: tuple, kwargs: dict) -> list:
 def _public_check_calls() -> list[ShownCall]:
     from autograder import checks
     from autograder.checks import Context
-    from autograder.remote import SubmissionError
-    from autograder.validity.local import LocalSubmission
+    from autograder.checks.local import LocalSubmission
+    from autograder.sandbox.remote import SubmissionError
 
     ref = load_reference()
     calls: list[ShownCall] = []

@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.paths import REFERENCE, STARTER
+from autograder.lab.paths import REFERENCE, STARTER
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def subjects_for(parts: list[str], check_parts: list[str], elsewhere_examples: i
     with `elsewhere_examples` examples per property test (0: not at all). Those checks never call the
     entry's function, so they run the reference's code: a few examples show it costs nothing there.
     """
-    from autograder import bank, registry
+    from autograder.lab import bank, registry
     NULLS = registry.lab_module("nulls").NULLS if registry.has_module("nulls") else {}  # the derived ones suffice
 
     e2e = ("e2e",) if e2e_outcomes is not None else ()
@@ -136,7 +136,7 @@ def _derived_null(null, chosen: tuple[str, ...], e2e: bool) -> Subject:
     """A derived null's subject. An echo answers exactly as `zeros` in every function without its parameter, so it
     is graded only on the checks of the parts holding such a function and the e2e tests training with them
     (derived.zeros covers the rest: the same answers give the same grade)."""
-    from autograder import config
+    from autograder.lab import config
     label = f"derived.{null.name}"
     if null.rule != "echo":
         return Subject(label, "null", None, label, chosen + (("e2e",) if e2e else ()))
@@ -148,7 +148,7 @@ def _derived_null(null, chosen: tuple[str, ...], e2e: bool) -> Subject:
 
 def _e2e_training_with(parts: set[str]) -> tuple[str, ...]:
     """The ids of the e2e tests that train with one of `parts` (the others never call their functions)."""
-    from autograder import config
+    from autograder.lab import config
     return tuple(f"e2e.{name}" for name, spec in config.current().e2e.items() if parts & set(spec.parts))
 
 
@@ -156,9 +156,9 @@ def grade_subject(subject: Subject) -> Outcome:
     """Grade one subject (sandboxed, as a student's submission is)."""
     import time
 
-    from autograder import config
     from autograder.checks import examples
-    from autograder.grade import grade
+    from autograder.judge.grade import grade
+    from autograder.lab import config
     from autograder.validity import hints
 
     started = time.monotonic()
@@ -200,11 +200,11 @@ def elsewhere(subject: Subject, path: Path) -> list[TestOutcome]:
     function answers there as in the sandbox; no child to start for checks that run the reference's code)."""
     if not subject.elsewhere:
         return []
-    from autograder import checks, config
-    from autograder.checks import CheckFailed
-    from autograder.reference import load_reference
-    from autograder.remote import SubmissionError
-    from autograder.validity import local
+    from autograder import checks
+    from autograder.checks import CheckFailed, local
+    from autograder.lab import config
+    from autograder.lab.reference import load_reference
+    from autograder.sandbox.remote import SubmissionError
     cfg = config.load()
     hypothesis = {**cfg.hypothesis, "max_examples": subject.elsewhere_examples}
     module, reference = local.load_module(path, "validate_elsewhere"), load_reference()
@@ -223,8 +223,9 @@ def elsewhere(subject: Subject, path: Path) -> list[TestOutcome]:
 
 def mutant_misnamed(subject: Subject, path: Path, diagnoses: list[str]) -> list[str]:
     """The names in a contract mutant's hints that do not answer as the mutant does (hints.answers_as)."""
-    from autograder.diagnosis import named
-    from autograder.validity import contract_mutants, hints, local
+    from autograder.checks import local
+    from autograder.judge.diagnosis import named
+    from autograder.validity import contract_mutants, hints
     mutant = contract_mutants.by_label(subject.label)
     function = getattr(local.load_module(path, "validate_mutant"), mutant.function)
     names = sorted({n for d in diagnoses for n in named(d)})
@@ -232,13 +233,13 @@ def mutant_misnamed(subject: Subject, path: Path, diagnoses: list[str]) -> list[
 
 
 def _entry(subject: Subject):
-    from autograder import bank
+    from autograder.lab import bank
     return next(e for e in bank.load_all() if e.id == subject.label)
 
 
 def subject_source(subject: Subject) -> str:
     """The text of a null submission, a contract mutant or a bank entry's submission."""
-    from autograder import bank, registry
+    from autograder.lab import bank, registry
     if subject.kind == "null" and subject.label.startswith("derived."):
         from autograder.validity import derived_nulls
         return derived_nulls.source(derived_nulls.by_name(subject.label.removeprefix("derived.")))
@@ -255,7 +256,7 @@ def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> 
     """Grade every subject on `workers` processes; `progress(outcome)` after each."""
     trains = any("e2e" in s.only for s in subjects)
     if workers <= 1:
-        from autograder import zygote
+        from autograder.sandbox import zygote
         start_worker(trains)
         outcomes = []
         try:
@@ -281,9 +282,10 @@ def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> 
 
 def start_worker(trains: bool) -> None:
     """Set up a process that grades one subject after another: its zygote kept from one grade to the next
-    (autograder/zygote.py, `keep`: the Docker level's warm children), and torch._dynamo imported once when its
+    (autograder/sandbox/zygote.py, `keep`: the Docker level's warm children), and torch._dynamo imported once when its
     subjects run e2e tests (lanes.import_dynamo), which every grade's lanes then share."""
-    from autograder import lanes, zygote
+    from autograder.judge import lanes
+    from autograder.sandbox import zygote
     zygote.keep()
     if trains:
         lanes.import_dynamo()
@@ -302,7 +304,7 @@ def judge(outcome: Outcome) -> Verdict:
         return verdict
     if not tests:
         verdict.problems.append("no test ran")
-    from autograder.diagnosis import named
+    from autograder.judge.diagnosis import named
 
     lost = [t for t in tests if t.lost]
     hinted = [t for t in tests if t.diagnosis]

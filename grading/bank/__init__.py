@@ -1,4 +1,4 @@
-"""The lab's bank of known mistakes and correct variants (autograder/bank.py: @mistake, @variant).
+"""The lab's bank of known mistakes and correct variants (autograder/lab/bank.py: @mistake, @variant).
 
 SAME_DIAGNOSIS: pairs of mistakes that answer alike wherever answers are compared (validity/confirmation.py: no
 confirmation input can tell them apart), with why; the diagnosis names neither when both reproduce an answer.

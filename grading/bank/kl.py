@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.bank import mistake, variant
+from autograder.lab.bank import mistake, variant
 
 # ------------------------------------------------------------------ kl_estimate: mistakes
 

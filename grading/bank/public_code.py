@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.bank import mistake
+from autograder.lab.bank import mistake
 
 VERL = "volcengine/verl, verl/trainer/ppo/core_algos.py"
 OPENRLHF = "OpenRLHF/OpenRLHF"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.bank import mistake, variant
+from autograder.lab.bank import mistake, variant
 
 # ------------------------------------------------------------------ bradley_terry_loss: mistakes
 

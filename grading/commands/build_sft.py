@@ -24,7 +24,7 @@ def main(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from autograder.paths import use_world
+    from autograder.lab.paths import use_world
     use_world()
     import tinylm
 

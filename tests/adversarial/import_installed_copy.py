@@ -19,7 +19,7 @@ for _place in _copies():
     for _name in [m for m in _sys.modules if m == "autograder" or m.startswith("autograder.")]:
         del _sys.modules[_name]
     try:
-        from autograder import bank as _bank
+        from autograder.lab import bank as _bank
         _entries = [e for e in _bank.load_all() if not e.is_mistake]
     except Exception as _exc:  # noqa: BLE001
         print("CANNOT IMPORT THE BANK FROM", _place, type(_exc).__name__)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the bundled grading engine (autograder/) next to this file
 
-from autograder.self_check import main  # noqa: E402
+from autograder.judge.self_check import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

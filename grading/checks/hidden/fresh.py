@@ -19,7 +19,7 @@ import zlib
 
 import torch
 
-from autograder.remote import parameter_names
+from autograder.sandbox.remote import parameter_names
 
 SEED = 912_377_041  # the judge's own: twins are the same in every grade, on every machine
 LOGPROB = (-40.0, 0.0)

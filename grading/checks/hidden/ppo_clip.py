@@ -16,11 +16,11 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from autograder import textsafe
 from autograder.checks import Context, check
 from autograder.checks.examples import for_all
 from autograder.checks.strategies import LOG_RATIOS, bounded, floats, logprob_pair, ragged_ranges
 from autograder.checks.tools import Answer, call, fmt, tolerances
+from autograder.sandbox import textsafe
 
 from ...checks.public.ppo_clip import POLICY_NAMES, VALUE_NAMES, expect_grad, grad_of
 

@@ -56,7 +56,7 @@ def load(path: Path) -> ModuleType:
         sys.exit(f"{path} does not exist: give your posttrain.py or notebook with --solution")
     if path.suffix == ".ipynb":
         sys.path.insert(0, str(HERE))  # the grading engine shipped next to this file reads notebooks
-        from autograder.notebook import notebook_to_source
+        from autograder.sandbox.notebook import notebook_to_source
         module = ModuleType("posttrain")
         module.__file__ = str(path)
         exec(compile(notebook_to_source(path), str(path), "exec"), module.__dict__)

@@ -7,7 +7,7 @@
                       down, and the arithmetic the labeler never checked is lost (as blind_spot in Lab 12)
     ipo_gold          IPO raises the gold score while staying closer to the reference than DPO
 
-Each test registers with the engine's `@e2e_test` (autograder/e2e.py) when grading/lab.py imports this module.
+Each test registers with the engine's `@e2e_test` (autograder/judge/e2e.py) when grading/lab.py imports this module.
 The judge's measurements use the world only: accuracy and gold of fresh samples, log-probs of fixed pairs; never
 a number the submission's functions computed. Each run goes through the engine's `replay.outcome`: the reference's
 recorded run (data/replays.bin, replays.py) stands for it when the submission answers its calls as the reference.
@@ -19,8 +19,8 @@ import copy
 from typing import Any, Mapping
 
 from autograder import replay
-from autograder.e2e import Criterion, Runs, e2e_test
-from autograder.paths import use_world
+from autograder.judge.e2e import Criterion, Runs, e2e_test
+from autograder.lab.paths import use_world
 
 use_world()
 import tinylm  # noqa: E402

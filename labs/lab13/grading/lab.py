@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import torch
 
-from autograder import config, diagnosis, registry, replay
+from autograder import replay
 from autograder.checks import examples
-from autograder.paths import use_world
+from autograder.judge import diagnosis
+from autograder.lab import config, registry
+from autograder.lab.paths import use_world
 
 from . import e2e_tests, plots, replays  # noqa: F401  (e2e_tests: its @e2e_test registrations)
 from .checks.hidden import chosen

@@ -8,6 +8,6 @@ gets dpo_loss's gradients; the engine finds each of these while recording, so no
 
 from __future__ import annotations
 
-from autograder import registry
+from autograder.lab import registry
 
 FACTS = registry.Replays()

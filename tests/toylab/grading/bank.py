@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.bank import mistake, variant
+from autograder.lab.bank import mistake, variant
 
 
 @mistake("mean", "masked_mean", "plain_mean", hint="your mean counts the padding: divide by mask.sum()")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from autograder.config import Config
-from autograder.e2e import Criterion, e2e_test
-from autograder.paths import use_world
+from autograder.judge.e2e import Criterion, e2e_test
+from autograder.lab.config import Config
+from autograder.lab.paths import use_world
 
 use_world()
 import toyworld  # noqa: E402

@@ -1,0 +1,88 @@
+"""A contract function's declared domain (grading.yaml `contract.F.domain`) and seeded draws from it.
+
+    domain:  {x: tensor B T, mask: mask B T, factor: float 0.5..4, steps: int 1..8, center: bool,
+              mode: choice mean sum}
+
+`tensor DIMS` is a float tensor of those dimensions (letters are sizes drawn per input, 1 to 4; numbers are fixed)
+(its gradient is compared where the contract declares it `differentiable`); `mask DIMS` holds 0 and 1 in the
+function's float dtype, with its first column 1 (no row is all padding); `float LO..HI` and `int LO..HI` are drawn
+uniformly; `bool` and `choice A B ...` take each value. A declared domain gives a lab its differential check's
+inputs (`draw`), its fresh twins (`twin`) and its probe inputs without code (docs/labs.md). The declarations
+are read by autograder/lab/domain_spec.py.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from autograder.checks.tools import Call
+from autograder.lab import config
+from autograder.lab.domain_spec import Parameter
+
+
+def parameters(function: str) -> list[Parameter]:
+    """The declared domain of a contract function, in the contract's parameter order."""
+    spec = config.current().contract[function]
+    return [Parameter.parse(name, spec.domain[name]) for name in spec.parameters]
+
+
+def draw(function: str, seed: int, dtype: torch.dtype = torch.float64) -> Call:
+    """A seeded input of `function` from its declared domain, as a Call asking for each `tensor`'s gradient
+    (of a scalar answer)."""
+    params = parameters(function)
+    args = draw_arguments(params, f"{function}:{seed}", dtype)
+    spec = config.current().contract[function]  # a scalar's gradients here; a tensor's: the derived gradient test
+    grad = tuple(i for i, p in enumerate(params) if p.name in spec.differentiable) if spec.returns == "scalar" else ()
+    for i in grad:
+        args[i].requires_grad_(True)
+    return Call(function, args, grad=grad, names=tuple(p.name for p in params),
+                shape=spec.shapes(args))
+
+
+def draw_arguments(params: list[Parameter], seed: str, dtype: torch.dtype = torch.float64) -> tuple:
+    """Positional arguments drawn from `params` (one value per parameter), seeded by the string `seed`."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(rng.randrange(2**31))
+    sizes: dict[str, int] = {}
+    return tuple(_value(p, rng, g, sizes, dtype) for p in params)
+
+
+def twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
+    """A fresh input like a shown one: the same shapes, dtype, masks and settings, new tensor values (Lab.twin)."""
+    g = torch.Generator().manual_seed(1000 + position)
+    fresh = tuple(_fresh(p, a, g) if isinstance(a, torch.Tensor) else a for p, a in zip(parameters(function), args))
+    return fresh, dict(kwargs)
+
+
+def probe_inputs() -> dict[str, tuple]:
+    """A small valid input per contract function (Lab.probe_inputs)."""
+    return {name: draw(name, 0).args for name in config.current().contract}
+
+
+def _value(p: Parameter, rng: random.Random, g: torch.Generator, sizes: dict[str, int],
+           dtype: torch.dtype) -> object:
+    if p.kind in ("tensor", "mask"):
+        shape = tuple(int(d) if d.isdigit() else sizes.setdefault(d, rng.randint(1, 4)) for d in p.dims)
+        return _mask(shape, g, dtype) if p.kind == "mask" else torch.randn(shape, generator=g, dtype=dtype)
+    if p.kind == "float":
+        return round(rng.uniform(p.low, p.high), 3)
+    if p.kind == "int":
+        return rng.randint(int(p.low), int(p.high))
+    if p.kind == "bool":
+        return rng.random() < 0.5
+    return rng.choice(p.choices)
+
+
+def _mask(shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
+    mask = (torch.rand(shape, generator=g) < 0.7).to(dtype)
+    if mask.dim():
+        mask[..., 0] = 1.0
+    return mask
+
+
+def _fresh(p: Parameter, shown: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    if p.kind == "mask":  # the shown mask: a twin has the shown example's layout, so it tells what the example tells
+        return shown.clone()
+    return torch.randn(tuple(shown.shape), generator=g, dtype=shown.dtype).requires_grad_(shown.requires_grad)

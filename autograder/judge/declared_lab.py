@@ -1,0 +1,40 @@
+"""The hooks of a lab that writes no grading/lab.py: each derived from its grading.yaml (registry.lab imports this
+module by name, as it would the lab's own lab.py). Importing it registers them, and the lab's end-to-end tests
+(its grading/e2e_tests.py, when there is one).
+
+    parts         the training bundle: a namespace of the contract functions (parts.masked_mean)
+    probe inputs  one draw per function from its declared domain (autograder/checks/domains.py)
+    twins         a public check's call with new tensor values, the same shapes, masks and settings (domains.twin)
+    confirmation  the chosen examples of each declared domain (checks/declared.py: a pairwise covering array of its
+                  factors, both dtypes), on which a hint's mistake must be the only one answering as the submission
+    data files    the property checks' shipped draws (checks/examples.py)
+"""
+
+from __future__ import annotations
+
+import types
+
+from autograder.checks import declared, domains, examples
+from autograder.judge import diagnosis
+from autograder.lab import config, registry
+
+
+def confirmation_calls(function: str) -> list[tuple[tuple, dict]]:
+    """The chosen examples of `function`'s declared domain, as (args, kwargs) calls."""
+    return [(args, {}) for args in declared.chosen(function)] if config.current().contract[function].domain else []
+
+
+if registry.has_module("e2e_tests"):
+    registry.lab_module("e2e_tests")
+
+registry.register_lab(registry.Lab(
+    name=config.current().lab,
+    make_parts=lambda functions: types.SimpleNamespace(**functions),
+    probe_inputs=domains.probe_inputs,
+    diagnose=diagnosis.diagnose,
+    plot=lambda test, histories, metrics: [],
+    confirmation_calls=confirmation_calls,
+    twin=domains.twin,
+    twin_scale=lambda function, args: 0.0,
+    data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),),
+))
