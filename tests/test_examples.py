@@ -77,6 +77,25 @@ def test_the_shipped_file_is_current_and_covers_every_property_check():
     assert examples.DRAWN == {}, f"drawn in the grade, not shipped: {list(examples.DRAWN)}"
 
 
+def test_every_install_pins_the_hypothesis_the_shipped_examples_were_drawn_with():
+    """The shipped draws are fingerprinted with hypothesis's version: the project's install (pyproject.toml) and the
+    bundles' requirements pin the same exact versions, so a newer hypothesis on the index never stales them."""
+    import re
+    import sys
+
+    import hypothesis
+
+    from autograder.lab.paths import ROOT
+    pins = {"pyproject.toml": (ROOT / "pyproject.toml").read_text(),
+            "requirements.txt": (ROOT / "autograder" / "bundling" / "assets" / "requirements.txt").read_text()}
+    found = {name: sorted(re.findall(r"hypothesis==([\d.]+);\s*python_version\s*([<>=]+)\s*[\"']?3\.11", text))
+             for name, text in pins.items()}
+    assert found["pyproject.toml"] == found["requirements.txt"] and len(found["pyproject.toml"]) == 2, found
+    pinned = {op: version for version, op in found["pyproject.toml"]}
+    wanted = pinned[">=" if sys.version_info >= (3, 11) else "<"]
+    assert hypothesis.__version__ == wanted, f"installed hypothesis {hypothesis.__version__}, pinned {wanted}"
+
+
 def test_the_shipped_examples_are_what_hypothesis_draws():
     """Bit for bit on a machine that rounds as the one that drew the file (fingerprints.numerics: a strategy may
     compute with torch, e.g. a log_softmax); elsewhere within 4 units in the last place."""
