@@ -255,7 +255,7 @@ def test_a_failed_check_names_its_mistake_only_when_it_is_in_the_bank():
         "from autograder import checks\nfrom autograder.judge import diagnosis\nfrom autograder.lab import bank\n"
         "from autograder.checks import CheckFailed\n"
         "from autograder.lab.reference import load_reference\n"
-        "from autograder.sandbox.sandbox.remote import SubmissionError\n"
+        "from autograder.sandbox.remote import SubmissionError\n"
         "from autograder.lab.entries import contract_with\n"
         "from autograder.checks.local import LocalSubmission, local_context\n"
         "ref = load_reference()\n"
