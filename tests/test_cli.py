@@ -215,3 +215,25 @@ def test_self_check_is_an_explicit_mode(tmp_path):
     every = {t for t in config.load().tests if t.startswith("rm_loss.")}
     ran = {t["name"].split(":")[0] for t in json.loads((tmp_path / "out" / "results.json").read_text())["tests"]}
     assert ran and ran < every and not any("reference" in t for t in ran)  # reference-free checks only
+
+
+@pytest.mark.parametrize("extra, secrets, plots", [
+    ([], ["out"], True),
+    (["--metadata", "meta.json", "--no-plots"], ["out", "meta.json"], False)])
+def test_grade_proves_every_file_it_is_given_unreadable_and_draws_plots_unless_told(tmp_path, monkeypatch, capsys,
+                                                                                    extra, secrets, plots):
+    """run_autograder has no preflight of its own: the grade's proves the results folder and Gradescope's metadata
+    (the student's name, earlier submissions) out of the submission's reach. --no-plots: nobody opens report.html."""
+    from autograder.judge import grade as grade_mod
+    asked = {}
+
+    def fake_grade(path, **kwargs):
+        asked.update(kwargs)
+        raise grade_mod.GraderError("stopped here")
+    monkeypatch.setattr(grade_mod, "grade", fake_grade)
+    (tmp_path / "rlhf.py").write_text("x = 1\n")
+    (tmp_path / "meta.json").write_text("{}")
+    argv = ["grade", str(tmp_path / "rlhf.py"), "--out", str(tmp_path / "out"),
+            *[str(tmp_path / a) if a == "meta.json" else a for a in extra]]
+    assert main(argv) == 2 and "stopped here" in capsys.readouterr().err
+    assert asked["secrets"] == [tmp_path / name for name in secrets] and asked["plots"] is plots
