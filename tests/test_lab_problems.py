@@ -5,6 +5,7 @@ the toy lab, through the command an author would run."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -162,3 +163,13 @@ def test_an_authors_mistake_is_one_line_and_exit_2(tmp_path, mistake, command, n
     assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-2000:]
     assert re.search(names, lines[0]), lines[0]
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # before any work
+
+
+def test_a_grade_computes_no_confirmation_inputs(tmp_path):
+    """Hints nothing could confirm change no score: `grade` leaves that check to the commands that build or validate
+    a lab (it would compute every function's confirmation inputs, ~1 s of CPU a grade), and still grades."""
+    lab = lab_copy(tmp_path)
+    hints_never_confirmed(lab)
+    done = run(lab, "grade", str(lab / "solutions" / "toy.py"), "--out", str(tmp_path / "out"), "--quiet")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["score"] > 0

@@ -154,7 +154,7 @@ def grade_all(source: Path, out: Path, workers: int = 1, force: bool = False,
             records[sub.student] = _pending(sub)
     if todo:  # the lab folder's declarations (lab_problems), checked once something is to grade: a rerun with
         try:    # nothing changed imports no torch
-            lab_problems.ensure_complete(cfg)
+            lab_problems.ensure_complete(cfg, grading=True)
         except config.ConfigError as exc:
             raise BatchError(str(exc)) from None
     console.print(f"{_count(len(subs), 'submission')} in {source}: "

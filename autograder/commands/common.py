@@ -192,15 +192,16 @@ def _is_zip(path: Path) -> bool:
     return zipfile.is_zipfile(path)
 
 
-def load_config(lab: bool = True):
-    """grading.yaml, typed, and (`lab`) the lab folder's declarations checked against it (lab_problems): a broken or
-    incomplete one stops the command (exit 2) with one sentence naming the file and line, before any work."""
+def load_config(lab: bool = True, grading: bool = False):
+    """grading.yaml, typed, and (`lab`) the lab folder's declarations checked against it (lab_problems; `grading`:
+    what a grade relies on): a broken or incomplete one stops the command (exit 2) with one sentence naming the
+    file and line, before any work."""
     from autograder.lab import config
     try:
         cfg = config.load()
         if lab:
             from autograder.lab import lab_problems
-            lab_problems.ensure_complete(cfg)
+            lab_problems.ensure_complete(cfg, grading=grading)
         return cfg
     except config.ConfigError as exc:
         fail(str(exc))

@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     check_input(args.path, "submission")
-    cfg = load_config()
+    cfg = load_config(grading=True)
     only = check_only(args.only, list(cfg.parts), list(cfg.tests))
     check_out_folder(args.out)
     if args.metadata is not None:

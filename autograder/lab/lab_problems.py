@@ -10,9 +10,10 @@ check registered in code (or derived from the contract: checks/derived.py, check
 in grading.yaml `tests` (it would be silently skipped) or
 an entry with no check; the `e2e` section and the
 `@e2e_test` registrations disagreeing; a bank whose mistakes have hints that nothing could confirm (the lab gives no
-confirmation inputs for their function: no hint would ever be shown); a world file missing, two world files under
-one name, or a stale copy of a shared world file in the lab's own assignment/. `release` also refuses stale data
-files.
+confirmation inputs for their function: no hint would ever be shown; checked by the commands that build or validate
+a lab, not by `grade` and `grade-all`: it changes no score, and computing every function's confirmation inputs costs
+a grade ~1 s of CPU); a world file missing, two world files under one name, or a stale copy of a shared world file in
+the lab's own assignment/. `release` also refuses stale data files.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def load_lab() -> None:
         raise LabError(f"{shown(hooks)}: it never calls registry.register_lab(Lab(...)) (docs/labs.md)") from None
 
 
-def ensure_complete(cfg: config.Config) -> None:
-    """Every declaration the grade relies on is there and agrees with grading.yaml (see the module docstring)."""
+def ensure_complete(cfg: config.Config, grading: bool = False) -> None:
+    """Every declaration the grade relies on is there and agrees with grading.yaml (see the module docstring);
+    `grading` (grade, grade-all) skips the author's check that changes no score: hints nothing could confirm."""
     from autograder import checks
     from autograder.judge import e2e
     from autograder.lab import bank, registry
@@ -68,7 +70,8 @@ def ensure_complete(cfg: config.Config) -> None:
                                "id (@check in grading/checks/public/ or hidden/)")
         e2e.load_all()
         e2e.check_config(cfg)
-        _hints_can_be_confirmed(bank.load_all(), registry.lab())
+        if not grading:
+            _hints_can_be_confirmed(bank.load_all(), registry.lab())
 
 
 def _world_is_there(cfg: config.Config) -> None:
