@@ -135,11 +135,14 @@ def _grade(submission: Path, only: set[str] | None, cfg: config_mod.Config | Non
                            output=output, isolation=isolation_report(), status=status, status_detail=detail,
                            notice=checks.SHOWN_INPUTS_ONLY if mode == "self_check" else "")
 
+    stopped: dict[str, TestResult] = {}  # each test as not ended yet, made once (not once per test that ends)
+
     def snapshot(done: list[TestResult]) -> None:
         if progress is not None:
+            if not stopped:
+                stopped.update({t: scored(cfg.tests[t], _title(t), _tags(t, cfg), STOPPED) for t in chosen})
             ended = {r.id for r in done}
-            progress(result_of(done + [scored(cfg.tests[t], _title(t), _tags(t, cfg), STOPPED)
-                                       for t in chosen if t not in ended], ""))
+            progress(result_of(done + [stopped[t] for t in chosen if t not in ended], ""))
 
     global _BUDGET
     _BUDGET = budget_mod.Budget(cfg.limits.grade_seconds, wall_seconds or cfg.limits.grade_wall_seconds)
