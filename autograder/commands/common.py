@@ -193,16 +193,24 @@ def _is_zip(path: Path) -> bool:
 
 
 def load_config(lab: bool = True, grading: bool = False):
-    """grading.yaml, typed, and (`lab`) the lab folder's declarations checked against it (lab_problems; `grading`:
-    what a grade relies on): a broken or incomplete one stops the command (exit 2) with one sentence naming the
-    file and line, before any work."""
+    """grading.yaml, typed, and (`lab`) the lab folder's declarations checked against it (check_lab): a broken or
+    incomplete one stops the command (exit 2) with one sentence naming the file and line, before any work."""
     from autograder.lab import config
     try:
         cfg = config.load()
-        if lab:
-            from autograder.lab import lab_problems
-            lab_problems.ensure_complete(cfg, grading=grading)
-        return cfg
+    except config.ConfigError as exc:
+        fail(str(exc))
+    if lab:
+        check_lab(cfg, grading)
+    return cfg
+
+
+def check_lab(cfg, grading: bool = False) -> None:
+    """The lab folder's declarations checked against grading.yaml (lab_problems; `grading`: only what a grade relies
+    on); a problem stops the command (exit 2) with one sentence. It imports the lab's checks, and so torch."""
+    from autograder.lab import config, lab_problems
+    try:
+        lab_problems.ensure_complete(cfg, grading=grading)
     except config.ConfigError as exc:
         fail(str(exc))
 

@@ -6,7 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder.commands.common import check_input, check_only, check_out_folder, comma_list, fail, load_config
+from autograder.commands.common import (
+    check_input,
+    check_lab,
+    check_only,
+    check_out_folder,
+    comma_list,
+    fail,
+    load_config,
+)
 
 HELP = "grade one submission (its file, a folder holding it, or a notebook)"
 EXAMPLES = """examples:
@@ -40,12 +48,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     check_input(args.path, "submission")
-    cfg = load_config(grading=True)
+    cfg = load_config(lab=False)
     only = check_only(args.only, list(cfg.parts), list(cfg.tests))
     check_out_folder(args.out)
     if args.metadata is not None:
         check_input(args.metadata, "--metadata file", kinds=("file",))
+    mode = "self_check" if args.self_check else "full"
+    from autograder.judge import early
+    from autograder.sandbox import sandbox
+    early.start_for(args.path, cfg, mode)  # the children's imports overlap the judge's (torch: from check_lab on)
+    try:
+        return _graded(args, cfg, only, mode)
+    finally:
+        sandbox.discard_early()  # a lab problem stopped the command before the grade: its children die too
 
+
+def _graded(args: argparse.Namespace, cfg, only: set[str] | None, mode: str) -> int:
+    check_lab(cfg, grading=True)
     from autograder.judge.grade import GraderError, grade
     from autograder.judge.report import summary_lines, write_reports
     from autograder.judge.results import write_results
@@ -57,7 +76,7 @@ def main(args: argparse.Namespace) -> int:
         except OSError:
             pass  # the final write reports the problem
     try:
-        result = grade(args.path, only=only, cfg=cfg, mode="self_check" if args.self_check else "full",
+        result = grade(args.path, only=only, cfg=cfg, mode=mode,  # type: ignore[arg-type]
                        secrets=[args.out, *([args.metadata] if args.metadata is not None else [])],
                        progress=progress, plots=not args.no_plots)
     except GraderError as exc:

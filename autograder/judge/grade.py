@@ -30,7 +30,7 @@ import torch
 
 from autograder import checks
 from autograder.checks import CheckFailed, Context
-from autograder.judge import lanes
+from autograder.judge import early, lanes
 from autograder.judge.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty, unwritten
 from autograder.judge.outcome import Finding, GradeResult, TestResult, grade_status, scored
 from autograder.lab import config as config_mod
@@ -92,22 +92,13 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
         sandbox.discard_early()
 
 
-def _start_early(found: Submission, cfg: config_mod.Config, mode: Mode) -> None:
-    """The secrets probe's and the first lane's child's interpreters start now: their imports overlap the judge's
-    preparation (reference, secrets search, tests, second lane); each is handed over where it is needed."""
-    if mode == "full":
-        sandbox.start_early(None, cfg.limits, program="probe.py")
-    if not found.problem and not is_empty(found.path):
-        sandbox.start_early(found.path, cfg.limits)
-
-
 def _grade(submission: Path, only: set[str] | None, cfg: config_mod.Config | None, mode: Mode,
            lane_count: int | None, secrets: Iterable[Path], progress: Progress | None, wall_seconds: float | None,
            plots: bool) -> GradeResult:
     cfg = cfg or config_mod.load()
     try:
         found = find_submission(submission, Contract.of(cfg))
-        _start_early(found, cfg, mode)
+        early.start(found, cfg, mode)  # (the grade command started them before importing torch: a no-op)
         if mode == "full":
             load_reference()  # loaded once, before a second lane is forked
             preflight.ensure_secrets_hidden(cfg.limits, extra=list(secrets))

@@ -1,0 +1,39 @@
+"""A grade's sandboxed children, started as early as can be: their interpreters' imports (~1 s of CPU each where
+each child is a fresh interpreter, as under bubblewrap; at the Docker level the zygote's one import) overlap the
+judge's own preparation. Nothing here imports torch, so `grade` starts them before the judge imports it.
+
+    start_for(path, cfg, mode)   # the command, at once: nothing when no submission is found there (the grade says why)
+    start(found, cfg, mode)      # the grade, once it has found the submission (a no-op for a child already started)
+
+Either way, sandbox.started hands each child over where it is needed, and the grade's end kills the ones never used
+(sandbox.discard_early): an early child runs nothing of the submission before its hand-over confines it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.judge.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty
+from autograder.sandbox import sandbox
+from autograder.sandbox.isolation import IsolationError
+
+
+def start(found: Submission, cfg, mode: str) -> None:
+    """The secrets probe's (a full grade) and the first lane's child's interpreters, for the submission `found`."""
+    if mode == "full":
+        sandbox.start_early(None, cfg.limits, program="probe.py")
+    if not found.problem and not is_empty(found.path):
+        sandbox.start_early(found.path, cfg.limits)
+
+
+def start_for(path: Path, cfg, mode: str) -> None:
+    """`start` for the submission at `path`, when one is found there (a notebook becomes a temporary file of its own
+    in each search: its child starts at the grade's, only the probe here)."""
+    try:
+        found = find_submission(path, Contract.of(cfg))
+        if found.cells is None:
+            start(found, cfg, mode)
+        elif mode == "full":
+            sandbox.start_early(None, cfg.limits, program="probe.py")
+    except (SubmissionNotFound, IsolationError, sandbox.SandboxError, OSError):
+        pass  # the grade meets the same problem where it can say it
