@@ -2,10 +2,11 @@
 
     AUTOGRADER_LAB=/path/labs/lab13 python benchmarks/phases.py /tmp/phases.jsonl grade solutions/posttrain.py --out o
 
-The engine's functions named in PHASES are wrapped before the command runs (the second lane, forked, inherits
-the wrappers); each call appends one JSON line to LOG: {"phase", "pid", "wall", "cpu" (the calling thread's CPU:
+The engine's functions named in PHASES are wrapped as their modules are imported, before any of them runs (the
+second lane, forked, inherits the wrappers); each call appends one JSON line to LOG: {"phase", "pid", "wall", "cpu" (the calling thread's CPU:
 the judge's own, never its sandboxed child's), "inside" (the enclosing timed phase, or "")}. "judge imports" is
-this process's start (the interpreter, torch, the engine and its commands) until the command runs. The root of
+this process's start (the interpreter, the engine and its commands) until the command runs; torch is imported in
+the command, after it has started its children (autograder/judge/early.py), so "whole command" holds it. The root of
 the engine imported is this file's folder's parent, so a copy of this file in another checkout times that one.
 `summarise(LOG)` adds the lines up per phase and lane (grade_bench.py prints it).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.abc
 import json
 import os
 import sys
@@ -71,19 +73,16 @@ def _test_phase(test_id: str, *_) -> str:
     return "e2e tests" if test_id.startswith("e2e.") else "unit checks"
 
 
-def install() -> None:
-    """Wrap the engine's phases (before any of them runs)."""
+def _wrap_phases(module) -> None:
     for module_name, attribute, phase in PHASES:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        owner, _, name = attribute.rpartition(".")
-        target = getattr(module, owner) if owner else module
-        if hasattr(target, name):
-            setattr(target, name, _wrap(getattr(target, name), _test_phase if phase == "tests" else phase))
-    from autograder.judge import lanes
-    from autograder.lab import registry
+        if module_name == module.__name__:
+            owner, _, name = attribute.rpartition(".")
+            target = getattr(module, owner) if owner else module
+            if hasattr(target, name):
+                setattr(target, name, _wrap(getattr(target, name), _test_phase if phase == "tests" else phase))
+
+
+def _wrap_second_lane(lanes) -> None:
     second_lane = lanes.second_lane
 
     @contextmanager
@@ -99,6 +98,9 @@ def install() -> None:
         else:
             manager.__exit__(None, None, None)
     lanes.second_lane = timed_second_lane
+
+
+def _wrap_plots(registry) -> None:
     lab = registry.lab
 
     @functools.lru_cache(maxsize=1)
@@ -107,6 +109,45 @@ def install() -> None:
         found = lab()
         return dataclasses.replace(found, plot=_wrap(found.plot, "plots"))
     registry.lab = timed_lab
+
+
+WRAPPERS: dict[str, list[Callable]] = {}
+for _module, _, _ in PHASES:
+    WRAPPERS.setdefault(_module, [_wrap_phases])
+WRAPPERS["autograder.judge.lanes"] = [_wrap_second_lane]
+WRAPPERS["autograder.lab.registry"] = [_wrap_plots]
+
+
+class _WrapOnImport(importlib.abc.MetaPathFinder):
+    """Wraps a module of WRAPPERS as soon as it is imported, so that timing imports nothing the command would
+    import later (the grade command imports torch only after starting its children: judge/early.py)."""
+
+    def find_spec(self, name, path, target=None):
+        if name not in WRAPPERS:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None:
+                execute = spec.loader.exec_module
+
+                def exec_module(module, execute=execute):
+                    execute(module)
+                    for wrap in WRAPPERS[name]:
+                        wrap(module)
+                spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+                return spec
+        return None
+
+
+def install() -> None:
+    """Wrap the engine's phases when their modules are imported (before any of them runs)."""
+    for name, wrappers in WRAPPERS.items():
+        if name in sys.modules:
+            for wrap in wrappers:
+                wrap(sys.modules[name])
+    sys.meta_path.insert(0, _WrapOnImport())
 
 
 def summarise(log: Path) -> dict[str, dict[str, float]]:
@@ -133,11 +174,9 @@ def main() -> int:
     started_cpu = time.process_time()  # the interpreter's start before this line is in neither number
     wall = time.perf_counter()
     sys.path.insert(0, str(ROOT))
-    import torch  # noqa: F401 - the judge's imports, as `python -m autograder grade` makes them
-
-    import autograder.__main__ as command
-    command.build_parser()  # every command's module, as `python -m autograder` imports them
     install()
+    import autograder.__main__ as command
+    command.build_parser()  # every command's module, as `python -m autograder` imports them (torch: not yet)
     _record("judge imports", time.perf_counter() - wall, time.process_time() - started_cpu, "")
     with timed("whole command"):
         return command.main(sys.argv[2:])
