@@ -334,8 +334,11 @@ def test_a_kept_zygote_serves_the_next_grade_with_nothing_of_the_last(submission
     lost = sandbox.Child(submission, limits, iso)
     first = ask(lost, "look", "FOUND")
     ask(lost, "plant", "PLANTED")
+    assert zygote._ZYGOTE is not None
+    timeouts = [sock.gettimeout() for sock in zygote._ZYGOTE.sockets[1:]]
     sandbox.discard_early()  # the grade's end, its judge never killing `lost`
     assert not isolation.alive(first["pid"]) and isolation.alive(first["ppid"])
+    assert [sock.gettimeout() for sock in zygote._ZYGOTE.sockets[1:]] == timeouts  # the spare lane's drained, as it was
     lost.kill()  # its folder (its process is gone)
     second = sandbox.Child(submission, limits, iso)
     try:

@@ -176,12 +176,15 @@ class Zygote:
                 if "cleared" in answer:
                     break
             for sock in self.sockets[1:]:
+                blocking = sock.gettimeout()
                 sock.settimeout(0)
                 try:
                     while sock.recv(1 << 16):
                         pass
                 except OSError:  # BlockingIOError: nothing more
                     pass
+                finally:
+                    sock.settimeout(blocking)  # as it was: the next grade's lane sends and reads on it
         except (OSError, ValueError):
             return False
         self.ended_codes.clear()  # pids of this grade's children: another may get one of them
