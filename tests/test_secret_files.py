@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import py_compile
 import shutil
+import time
 import struct
 import subprocess
 import tempfile
@@ -193,3 +194,29 @@ def test_two_searches_are_both_kept_for_the_next_processes(root, tmp_path, monke
         secret_files._searched.clear()  # as a new process
         assert secret_files.copies(roots) == found
     assert not searched
+
+
+@pytest.mark.parametrize("image", [False, True])
+def test_a_search_made_while_the_image_was_built_serves_every_later_grade(root, tmp_path, monkeypatch, image):
+    """The Gradescope bundle's setup.sh searches with IMAGE_BUILD set: a grade of that image, any time later (each
+    container starts afresh from it), reuses the search while no folder it walked has changed; an ordinary search
+    serves for SCAN_SECONDS only. Another process's later searches never delete the image's."""
+    monkeypatch.setattr(secret_files, "CACHE", tmp_path / "cache")
+    (root / "lib").mkdir(parents=True)
+    shutil.copy(REFERENCE, root / "lib" / "kept.py")
+    if image:
+        monkeypatch.setenv(secret_files.IMAGE_BUILD, "1")
+    first = secret_files.copies([root])
+    monkeypatch.delenv(secret_files.IMAGE_BUILD, raising=False)
+    later = time.time() + 30 * secret_files.SCAN_SECONDS
+    monkeypatch.setattr(secret_files.time, "time", lambda: later)
+    searched = []
+    real = secret_files._search
+    monkeypatch.setattr(secret_files, "_search", lambda *a: searched.append(1) or real(*a))
+    secret_files._searched.clear()  # a grade's new process, much later
+    assert secret_files.copies([root]) == first and len(searched) == (0 if image else 1)
+    secret_files._searched.clear()
+    (root / "lib" / "new.py").write_text("x = 1\n")  # a folder it walked changes: searched again
+    secret_files.copies([root])
+    assert len(searched) == (1 if image else 2)
+    assert [p.name.startswith("image-") for p in sorted((tmp_path / "cache").iterdir())].count(True) == int(image)
