@@ -7,8 +7,9 @@
 
 It builds the lab's bundle (`python -m autograder --lab DIR release`; default: the repository's lab) unless given
 one, unpacks it into a private /autograder layout (source/, submission/ with the lab's reference as the upload,
-results/, run_autograder)
-and runs /autograder/run_autograder as Gradescope does: as root at the Docker level of
+results/, run_autograder), runs setup.sh's last step there as the image's build does (the secrets search every
+grade reuses; untimed: setup.sh's package installs are not run, the venv is this project's) and runs
+/autograder/run_autograder as Gradescope does: as root at the Docker level of
 tests/docker_level.py (CAP_SYS_ADMIN dropped, Docker's seccomp rules against namespaces: the grader
 picks its container sandbox), the repository hidden, this project's .venv as /autograder/venv.
 The run sits in cgroup v1 groups of its own, nested in this process's: cpu (cpu.cfs_quota_us),
@@ -82,11 +83,27 @@ def gradescope_layout(bundle: Path, submission: Path, home: Path) -> Path:
     return home
 
 
+IMAGE_BUILD = ("cd /autograder/source && AUTOGRADER_IMAGE_BUILD=1 /autograder/venv/bin/python "
+               "-m autograder.sandbox.preflight")  # setup.sh's last step, once its packages are installed
+
+
+def build_image(home: Path, venv: Path) -> None:
+    """What setup.sh does once packages are installed, when Gradescope builds the image (untimed): the search for
+    copies of the secrets that every grade of the image reuses (autograder/sandbox/secret_files.py)."""
+    argv, fd = docker_level.command(["sh", "-c", IMAGE_BUILD], hide=["/work"],
+                                    binds={str(home): "/autograder", str(venv): "/autograder/venv"})
+    subprocess.run(argv, pass_fds=(fd,), cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env={k: v for k, v in os.environ.items() if not k.startswith("AUTOGRADER_")})
+    os.close(fd)
+
+
 def run_once(bundle: Path, submission: Path, venv: Path, cpus: float, memory_mb: int, log: Path,
              trained: bool = False) -> Outcome:
-    """One run of the bundle; `trained`: every recorded run trains (AUTOGRADER_REPLAY=0), none is replayed."""
+    """One run of the bundle in a fresh layout from the built image; `trained`: every recorded run trains
+    (AUTOGRADER_REPLAY=0), none is replayed."""
     with tempfile.TemporaryDirectory(prefix="container-bench-") as tmp:
         home = gradescope_layout(bundle, submission, Path(tmp) / "autograder")
+        build_image(home, venv)
         groups = Groups(f"container-bench-{os.getpid()}-{time.monotonic_ns()}", cpus, memory_mb)
         try:
             argv, fd = docker_level.command(["/autograder/run_autograder"], hide=["/work"],

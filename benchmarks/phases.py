@@ -3,8 +3,9 @@
     AUTOGRADER_LAB=/path/labs/lab13 python benchmarks/phases.py /tmp/phases.jsonl grade solutions/posttrain.py --out o
 
 The engine's functions named in PHASES are wrapped as their modules are imported, before any of them runs (the
-second lane, forked, inherits the wrappers); each call appends one JSON line to LOG: {"phase", "pid", "wall", "cpu" (the calling thread's CPU:
-the judge's own, never its sandboxed child's), "inside" (the enclosing timed phase, or "")}. "judge imports" is
+second lane, forked, inherits the wrappers); each call appends one JSON line to LOG: {"phase", "pid", "wall",
+"cpu" (the calling thread's CPU: the judge's own, never its sandboxed child's), "inside" (the enclosing timed
+phase, or "")}. "judge imports" is
 this process's start (the interpreter, the engine and its commands) until the command runs; torch is imported in
 the command, after it has started its children (autograder/judge/early.py), so "whole command" holds it. The root of
 the engine imported is this file's folder's parent, so a copy of this file in another checkout times that one.

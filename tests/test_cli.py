@@ -245,7 +245,8 @@ def test_grade_starts_its_children_before_the_judge_imports_torch():
     s wall); a lab problem found next stops the command with the children killed (main's finally)."""
     script = (
         "import sys\nfrom pathlib import Path\n"
-        "from autograder.judge import early\nfrom autograder.lab import config\nfrom autograder.sandbox import sandbox\n"
+        "from autograder.judge import early\nfrom autograder.lab import config\n"
+        "from autograder.sandbox import sandbox\n"
         "early.start_for(Path(sys.argv[1]), config.load(), 'full')\n"
         "started = dict(sandbox._EARLY)\n"
         "print('torch' in sys.modules, len(started), sorted(key[2] for key in started))\n"

@@ -6,10 +6,10 @@ import dataclasses
 import hashlib
 import py_compile
 import shutil
-import time
 import struct
 import subprocess
 import tempfile
+import time
 import zlib
 from pathlib import Path
 
