@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Literal
 
 from autograder.commands.common import (
     check_input,
@@ -53,7 +54,7 @@ def main(args: argparse.Namespace) -> int:
     check_out_folder(args.out)
     if args.metadata is not None:
         check_input(args.metadata, "--metadata file", kinds=("file",))
-    mode = "self_check" if args.self_check else "full"
+    mode: Literal["full", "self_check"] = "self_check" if args.self_check else "full"  # judge/grade.py's Mode
     from autograder.judge import early
     from autograder.sandbox import sandbox
     early.start_for(args.path, cfg, mode)  # the children's imports overlap the judge's (torch: from check_lab on)
@@ -63,7 +64,7 @@ def main(args: argparse.Namespace) -> int:
         sandbox.discard_early()  # a lab problem stopped the command before the grade: its children die too
 
 
-def _graded(args: argparse.Namespace, cfg, only: set[str] | None, mode: str) -> int:
+def _graded(args: argparse.Namespace, cfg, only: set[str] | None, mode: Literal["full", "self_check"]) -> int:
     check_lab(cfg, grading=True)
     from autograder.judge.grade import GraderError, grade
     from autograder.judge.report import summary_lines, write_reports
@@ -76,7 +77,7 @@ def _graded(args: argparse.Namespace, cfg, only: set[str] | None, mode: str) -> 
         except OSError:
             pass  # the final write reports the problem
     try:
-        result = grade(args.path, only=only, cfg=cfg, mode=mode,  # type: ignore[arg-type]
+        result = grade(args.path, only=only, cfg=cfg, mode=mode,
                        secrets=[args.out, *([args.metadata] if args.metadata is not None else [])],
                        progress=progress, plots=not args.no_plots)
     except GraderError as exc:
