@@ -11,9 +11,11 @@ one line `error: ...` on stderr and exits 2. Exit codes, the same for every comm
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -214,3 +216,19 @@ def check_lab(cfg, grading: bool = False) -> None:
     except config.ConfigError as exc:
         fail(str(exc))
 
+
+
+@contextmanager
+def interrupts_after() -> Iterator[None]:
+    """Ctrl-C or SIGTERM meanwhile stops the command (KeyboardInterrupt) once the block has run: while torch and the
+    lab's modules import (a few seconds), a library that catches everything would swallow it."""
+    hit: list[int] = []
+    handlers = {sig: signal.signal(sig, lambda signum, frame: hit.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    if hit:
+        raise KeyboardInterrupt

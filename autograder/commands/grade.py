@@ -14,6 +14,7 @@ from autograder.commands.common import (
     check_out_folder,
     comma_list,
     fail,
+    interrupts_after,
     load_config,
 )
 
@@ -65,10 +66,11 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _graded(args: argparse.Namespace, cfg, only: set[str] | None, mode: Literal["full", "self_check"]) -> int:
-    check_lab(cfg, grading=True)
-    from autograder.judge.grade import GraderError, grade
-    from autograder.judge.report import summary_lines, write_reports
-    from autograder.judge.results import write_results
+    with interrupts_after():  # torch's import: a Ctrl-C meanwhile must not be lost in it
+        check_lab(cfg, grading=True)
+        from autograder.judge.grade import GraderError, grade
+        from autograder.judge.report import summary_lines, write_reports
+        from autograder.judge.results import write_results
 
     def progress(so_far) -> None:  # results.json after each test: a platform's timeout keeps the tests already run
         try:

@@ -500,8 +500,9 @@ class Child:
                 proc.wait(timeout=KILL_SECONDS)
             except subprocess.TimeoutExpired:
                 pass
-        if proc is not None and self._drainer.ident is not None:
-            self._drainer.join(timeout=1)
+        drainer = getattr(self, "_drainer", None)  # none when the start was interrupted before it was made
+        if drainer is not None and drainer.ident is not None:
+            drainer.join(timeout=1)
         for fd in (self._to_child, self._from_child):
             if fd >= 0:
                 os.close(fd)
