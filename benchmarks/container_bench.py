@@ -3,7 +3,7 @@
     sudo python benchmarks/container_bench.py                        # 0.5, 1 and 2 CPUs at 768 MB, median of 3
     python benchmarks/container_bench.py --conditions 0.5:768,2:512 --repeat 1 --bundle out/autograder.zip
     python benchmarks/container_bench.py --lab labs/lab13 --conditions 0.5:768 --repeat 1   # another lab's bundle
-    sudo python benchmarks/container_bench.py --conditions 0.5:768 --repeat 1 --record   # README's row (results.json)
+    sudo python benchmarks/container_bench.py --conditions 0.5:768 --repeat 3 --record   # README's row (results.json)
 
 It builds the lab's bundle (`python -m autograder --lab DIR release`; default: the repository's lab) unless given
 one, unpacks it into a private /autograder layout (source/, submission/ with the lab's reference as the upload,

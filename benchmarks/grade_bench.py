@@ -72,7 +72,7 @@ EXTRA = {  # run only when named with --case
                                     "solutions", 0.5, 768, {"AUTOGRADER_REPLAY": "0"}),
 }
 # cases the other benchmarks record in results.json (README.md quotes them too)
-OTHER_CASES = {"lab12-reference-docker": "container_bench.py --conditions 0.5:768 --repeat 1 --record",
+OTHER_CASES = {"lab12-reference-docker": "container_bench.py --conditions 0.5:768 --repeat 3 --record",
                "grade-all-full": "grade_all_bench.py --students 0 --rerun-students 0 --full N --record"}
 
 
