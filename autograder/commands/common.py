@@ -217,7 +217,6 @@ def check_lab(cfg, grading: bool = False) -> None:
         fail(str(exc))
 
 
-
 @contextmanager
 def interrupts_after() -> Iterator[None]:
     """Ctrl-C or SIGTERM meanwhile stops the command (KeyboardInterrupt) once the block has run: while torch and the
