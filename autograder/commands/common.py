@@ -17,9 +17,12 @@ import tempfile
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from autograder.sandbox.filetree import remove_tree
+
+if TYPE_CHECKING:
+    from autograder.lab.config import Config
 
 DONE, FAILURES, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 EXIT_CODES = """exit codes:
@@ -207,7 +210,7 @@ def load_config(lab: bool = True, grading: bool = False):
     return cfg
 
 
-def check_lab(cfg, grading: bool = False) -> None:
+def check_lab(cfg: Config, grading: bool = False) -> None:
     """The lab folder's declarations checked against grading.yaml (lab_problems; `grading`: only what a grade relies
     on); a problem stops the command (exit 2) with one sentence. It imports the lab's checks, and so torch."""
     from autograder.lab import config, lab_problems

@@ -14,11 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.judge.discovery import Contract, Submission, SubmissionNotFound, find_submission, is_empty
+from autograder.lab.config import Config
 from autograder.sandbox import sandbox
 from autograder.sandbox.isolation import IsolationError
 
 
-def start(found: Submission, cfg, mode: str) -> None:
+def start(found: Submission, cfg: Config, mode: str) -> None:
     """The secrets probe's (a full grade) and the first lane's child's interpreters, for the submission `found`."""
     if mode == "full":
         sandbox.start_early(None, cfg.limits, program="probe.py")
@@ -26,7 +27,7 @@ def start(found: Submission, cfg, mode: str) -> None:
         sandbox.start_early(found.path, cfg.limits)
 
 
-def start_for(path: Path, cfg, mode: str) -> None:
+def start_for(path: Path, cfg: Config, mode: str) -> None:
     """`start` for the submission at `path`, when one is found there (a notebook becomes a temporary file of its own
     in each search: its child starts at the grade's, only the probe here)."""
     try:
