@@ -197,7 +197,7 @@ def _is_zip(path: Path) -> bool:
     return zipfile.is_zipfile(path)
 
 
-def load_config(lab: bool = True, grading: bool = False):
+def load_config(lab: bool = True):
     """grading.yaml, typed, and (`lab`) the lab folder's declarations checked against it (check_lab): a broken or
     incomplete one stops the command (exit 2) with one sentence naming the file and line, before any work."""
     from autograder.lab import config
@@ -206,7 +206,7 @@ def load_config(lab: bool = True, grading: bool = False):
     except config.ConfigError as exc:
         fail(str(exc))
     if lab:
-        check_lab(cfg, grading)
+        check_lab(cfg)
     return cfg
 
 

@@ -19,11 +19,12 @@ from autograder.sandbox import sandbox
 from autograder.sandbox.isolation import IsolationError
 
 
-def start(found: Submission, cfg: Config, mode: str) -> None:
-    """The secrets probe's (a full grade) and the first lane's child's interpreters, for the submission `found`."""
+def start(found: Submission, cfg: Config, mode: str, worker: bool = True) -> None:
+    """The secrets probe's (a full grade) and (`worker`) the first lane's child's interpreters, for the submission
+    `found`."""
     if mode == "full":
         sandbox.start_early(None, cfg.limits, program="probe.py")
-    if not found.problem and not is_empty(found.path):
+    if worker and not found.problem and not is_empty(found.path):
         sandbox.start_early(found.path, cfg.limits)
 
 
@@ -32,9 +33,6 @@ def start_for(path: Path, cfg: Config, mode: str) -> None:
     in each search: its child starts at the grade's, only the probe here)."""
     try:
         found = find_submission(path, Contract.of(cfg))
-        if found.cells is None:
-            start(found, cfg, mode)
-        elif mode == "full":
-            sandbox.start_early(None, cfg.limits, program="probe.py")
+        start(found, cfg, mode, worker=found.cells is None)
     except (SubmissionNotFound, IsolationError, sandbox.SandboxError, OSError):
         pass  # the grade meets the same problem where it can say it
