@@ -30,6 +30,12 @@ PPO_ITERATION_SECONDS, PTX_SHARE = 0.1, 0.3
 RM_TRAINING_SECONDS = 1.4
 
 
+def rm_run_key(spec: Mapping) -> tuple:
+    """The key of the reward_model test's training: everything its outcome depends on."""
+    return ("reward_model", *(spec[k] for k in ("seed", "n_prompts", "heldout_prompts", "K", "steps", "batch_size",
+                                               "lr")))
+
+
 def ppo_key(spec: Mapping) -> tuple:
     """The memo key of the PPO run `spec` describes: everything its outcome depends on."""
     return (tuple(sorted(spec["ppo"].items())), spec["seed"], tuple(spec["parts"]), spec["eval_prompts"])
@@ -88,22 +94,27 @@ BLIND_SPOT_MISSED = "without a KL penalty the policy should fall into the RM's b
                      "the reward model trained with your ranking_loss ranks held-out pairs poorly"),
            Criterion("parity_gap", 0.0, ">", "the reward model should rank every even digit above every odd digit")],
           settings=("n_prompts", "heldout_prompts", "K", "steps", "batch_size", "lr", "min_pairwise_accuracy"),
-          runs=lambda spec: {("reward_model", spec["seed"]): RM_TRAINING_SECONDS * spec["steps"] / 300})
+          runs=lambda spec: {rm_run_key(spec): RM_TRAINING_SECONDS * spec["steps"] / 300})
 def measure_reward_model(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     """Minibatches of `batch_size` rankings per step, so that a correct ranking_loss written as Python loops
-    over pairs stays affordable (the reference RM the PPO tests use is trained on the full batch: baseline.py)."""
-    data = rankings(spec["seed"], spec["n_prompts"], spec["K"])
-    rm = training.train_reward_model(data, parts.ranking_loss, spec["steps"], spec["lr"], spec["batch_size"],
-                                     spec["seed"])
-    heldout = rankings(spec["seed"] + EVAL_SEED_OFFSET, spec["heldout_prompts"], spec["K"])
-    accuracy = training.pairwise_accuracy(rm, heldout)
-    w = rm.w.detach()
-    # > 0: every even digit's weight above every odd digit's. The weights' level is barely identified
-    # (a shift c per digit moves a reward by c * length), so their signs vary with the data; the order does not.
-    parity_gap = (w[0::2].min() - w[1::2].max()).item()
-    details = (f"held-out pairwise accuracy {accuracy:.3f} (needs >= {spec['min_pairwise_accuracy']}); "
-               f"weights {[round(x, 2) for x in w.tolist()]}")
-    return {"accuracy": accuracy, "parity_gap": parity_gap}, details, {}
+    over pairs stays affordable (the reference RM the PPO tests use is trained on the full batch: baseline.py).
+    Replayed like the PPO runs: a ranking_loss that answers the reference's 300 recorded calls as it does is not
+    trained with (nor is torch.optim, and so torch._dynamo, imported for it)."""
+    def train() -> dict:
+        data = rankings(spec["seed"], spec["n_prompts"], spec["K"])
+        rm = training.train_reward_model(data, parts.ranking_loss, spec["steps"], spec["lr"], spec["batch_size"],
+                                         spec["seed"])
+        heldout = rankings(spec["seed"] + EVAL_SEED_OFFSET, spec["heldout_prompts"], spec["K"])
+        w = rm.w.detach()
+        # > 0: every even digit's weight above every odd digit's. The weights' level is barely identified (a
+        # shift c per digit moves a reward by c * length), so their signs vary with the data; the order does not.
+        parity_gap = (w[0::2].min() - w[1::2].max()).item()
+        return {"accuracy": training.pairwise_accuracy(rm, heldout), "parity_gap": parity_gap, "weights": w.tolist()}
+
+    run = replay.outcome(rm_run_key(spec), parts, train, cfg.calibration.replay_rtol, cfg.calibration.replay_atol)
+    details = (f"held-out pairwise accuracy {run['accuracy']:.3f} (needs >= {spec['min_pairwise_accuracy']}); "
+               f"weights {[round(x, 2) for x in run['weights']]}" + replay.note(run))
+    return {"accuracy": run["accuracy"], "parity_gap": run["parity_gap"]}, details, {}
 
 
 @e2e_test("kl_penalty", "PPO with a KL penalty (your GAE, PPO and KL parts) raises the gold score",

@@ -17,25 +17,25 @@ from autograder.replay import compare, flow, record, runs, shipped
 from autograder.sandbox import remote
 from autograder.sandbox.remote import RemoteSubmission
 from autograder.sandbox.sandbox import Child
-from lab12.e2e_tests import ppo_key
+from lab12.e2e_tests import ppo_key, rm_run_key
 
 slow = pytest.mark.slow
 
 
-def ppo_run_keys(cfg: config.Config) -> set[str]:
-    """Every PPO run the e2e tests train (their declared runs, the reward model's aside)."""
+def run_keys(cfg: config.Config) -> set[str]:
+    """Every run the e2e tests train (their declared runs: the reward model's and the PPO runs)."""
     keys = set()
     for name, test in e2e.load_all().items():
-        keys |= {repr(k) for k in test.runs(cfg.e2e[name]) if k[0] != "reward_model"}
+        keys |= {repr(k) for k in test.runs(cfg.e2e[name])}
     return keys
 
 
-def test_the_shipped_runs_are_current_and_cover_every_ppo_run():
+def test_the_shipped_runs_are_current_and_cover_every_run():
     cfg = config.load()
     stamp, shipped_runs = shipped.read()
     assert stamp == shipped.fingerprint(), "stale: run `python -m autograder refresh`"
-    assert set(shipped_runs) == ppo_run_keys(cfg)
-    assert repr(ppo_key(cfg.e2e["kl_penalty"])) in shipped_runs
+    assert set(shipped_runs) == run_keys(cfg)
+    assert {repr(ppo_key(cfg.e2e["kl_penalty"])), repr(rm_run_key(cfg.e2e["reward_model"]))} <= set(shipped_runs)
 
 
 def submission(tmp_path, source: str, name: str = "rlhf.py"):
