@@ -137,7 +137,7 @@ def test_the_recorded_calls_show_the_flow_the_replay_feeds():
     """The links found while recording are Lab 12's flow, each call's own (advantages and returns: the rows its
     minibatch holds); fed the reference's own answers they rebuild each call's arguments bit for bit (on a machine
     that rounds otherwise than the recording's, a transform that reduces, the whitening, within rounding), and a
-    changed answer is passed on."""
+    changed answer is passed on. The reward model's training passes no answer on: its calls have no link."""
     bitwise = recorded_here()
 
     def same(a, b) -> bool:
@@ -154,11 +154,13 @@ def test_the_recorded_calls_show_the_flow_the_replay_feeds():
                     for link in call["flow"]} == {k: v for k, v in LAB12_FLOW.items() if k[0] == call["fn"]}
             fed_calls += bool(call["flow"])
             fed.answered(call, call["value"], call["grads"])
-        assert fed_calls == run.n_calls * 17 // 18, key  # all but shaped_rewards
+        if key.startswith("('reward_model'"):
+            assert fed_calls == 0 and {call["fn"] for call in recorded} == {"ranking_loss"}, key
+        else:
+            assert fed_calls == run.n_calls * 17 // 18, key  # all but shaped_rewards
     fed = feed()
-    call = recorded[0]
+    call, gae = list(shipped.shipped_runs()[repr(ppo_key(config.load().e2e["kl_penalty"]))].calls())[:2]
     fed.answered(call, call["value"] + 1.0, call["grads"])
-    gae = recorded[1]
     assert gae["fn"] == "compute_gae"
     assert torch.equal(fed.arguments(gae)[0][0], torch.where(gae["args"][2] > 0, gae["args"][0] + 1.0, 0.0))
 
@@ -169,7 +171,7 @@ def test_a_submission_that_tells_a_replay_by_what_comes_back_gets_what_its_train
     to compute_gae. A replay feeds the submission's own answers on as its training does, so it answers as in its
     own training (flipped advantages), and scores what that scores."""
     replayed, trained = graded_both_ways(tmp_path, monkeypatch, "replay_echo")
-    assert not any("recorded run" in t.finding.details for t in replayed.tests)
+    assert [t.id for t in replayed.tests if "recorded run" in t.finding.details] == ["e2e.reward_model"]
     assert not {t.id: t for t in replayed.tests}["e2e.kl_penalty"].passed
     assert [(t.id, t.score) for t in replayed.tests] == [(t.id, t.score) for t in trained.tests]
 
@@ -219,9 +221,11 @@ def test_a_batched_replay_grades_as_one_call_per_round_trip(tmp_path, monkeypatc
         data.pop("execution_time")
         outputs.append(data)
     assert outputs[0] == outputs[1]
-    ppo = ("e2e.kl_penalty:", "e2e.blind_spot:", "e2e.ptx:")  # the replayed runs' tests (the reward model trains)
+    ppo = ("e2e.kl_penalty:", "e2e.blind_spot:", "e2e.ptx:")  # the PPO runs' tests; the mistake is in their part
     replayed = ["recorded run" in test["output"] for test in outputs[0]["tests"] if test["name"].startswith(ppo)]
     assert len(replayed) == 3 and all(replayed) == (not mistake) and any(replayed) == (not mistake)
+    rm = next(test["output"] for test in outputs[0]["tests"] if test["name"].startswith("e2e.reward_model:"))
+    assert "recorded run" in rm  # ranking_loss is the reference's in both
 
 
 def test_a_replay_sends_a_wave_of_calls_in_one_round_trip(monkeypatch):
