@@ -11,6 +11,7 @@ it can read what a submission needs (torch, numpy, the standard library), and gr
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -185,6 +186,21 @@ def test_everything_the_child_runtime_loads_is_in_the_view():
     loaded = [Path(f) for f in json.loads(done.stdout) if os.path.isabs(f)]
     view = readable.view()
     assert len(loaded) > 100 and not [f for f in loaded if not view.readable(f)]
+
+
+def test_the_files_read_from_record_are_the_files_importlib_lists():
+    """readable.listed_names reads RECORD itself (no PackagePath per file): for every distribution installed here,
+    the same files, once resolved against its folder, as importlib.metadata's `files`."""
+    seen = 0
+    for dist in importlib.metadata.distributions():
+        base = str(dist.locate_file(""))
+        names, files = readable.listed_names(dist), dist.files
+        assert (names is None) == (files is None), dist.metadata["Name"]
+        if files is not None:
+            assert ({os.path.normpath(os.path.join(base, n)) for n in names or ()}
+                    == {os.path.normpath(os.path.join(base, str(f))) for f in files}), dist.metadata["Name"]
+            seen += 1
+    assert seen > 20
 
 
 def test_no_rule_no_grade(monkeypatch):

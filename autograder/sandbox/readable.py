@@ -1,6 +1,6 @@
 """What the sandboxed child may read, at every level: an allow-list, not a search.
 
-    view = readable.view()     # computed once per process (~0.5 s CPU: metadata, a walk of the allowed trees)
+    view = readable.view()     # computed once per process (~0.3 s CPU: metadata, a walk of the allowed trees)
     view.system                # the machine's own folders: /usr and what /bin, /lib... are (shared libraries)
     view.masked                # the Python places inside them (every lib*/python*, src/...): hidden whole
     view.allowed               # files and folders shown again: the interpreter, its standard library, the
@@ -27,6 +27,7 @@ without their site-packages or dist-packages.
 from __future__ import annotations
 
 import ast
+import csv
 import functools
 import glob
 import importlib.metadata as metadata
@@ -238,13 +239,23 @@ def _normal(name: str) -> str:
 def _installed(dist: metadata.Distribution) -> list[Path]:
     """The distribution's installed files, folders whole where RECORD lists every file beneath them."""
     base = os.path.normpath(str(dist.locate_file("")))
-    files = dist.files
-    if files is None:  # no RECORD: its top-level names and its metadata folder
+    names = listed_names(dist)
+    if names is None:  # no RECORD: its top-level names and its metadata folder
         top = (dist.read_text("top_level.txt") or "").split() or [dist.metadata["Name"]]
         meta = getattr(dist, "_path", None)
         return [Path(base, t) for t in top] + [Path(base, f"{t}.py") for t in top] + ([Path(meta)] if meta else [])
-    listed = {os.path.normpath(os.path.join(base, str(f))) for f in files}
+    listed = {os.path.normpath(os.path.join(base, name)) for name in names}
     return [Path(p) for p in _coalesce(listed, base)]
+
+
+def listed_names(dist: metadata.Distribution) -> list[str] | None:
+    """The file names the distribution's RECORD lists (`dist.files`, without a PackagePath for each of torch's
+    ~20,000: a third of the view's CPU), else those of its egg-info's lists, else None."""
+    record = dist.read_text("RECORD")
+    if record is None:
+        files = dist.files
+        return None if files is None else [str(f) for f in files]
+    return [row[0] for row in csv.reader(record.splitlines()) if row]
 
 
 def _coalesce(listed: set[str], base: str) -> list[str]:
