@@ -14,7 +14,7 @@ from autograder.bundling.outline import read_outline
 from autograder.judge.discovery import find_submission
 from autograder.judge.grade import grade
 from autograder.lab import config
-from autograder.lab.paths import REFERENCE, STARTER
+from autograder.lab.paths import REFERENCE, ROOT, STARTER
 from autograder.sandbox.notebook import definitions, notebook_to_source, strip_ipython
 
 
@@ -272,3 +272,29 @@ def test_a_missing_function_is_named_with_the_notebook(tmp_path):
     result = grade(path, only={"gae"}, mode="self_check")
     messages = [t.message for t in result.tests]
     assert messages and all(m.startswith(f"{path.name} does not define compute_gae") for m in messages), messages
+
+
+def test_the_grade_command_converts_a_notebook_once_and_starts_its_child_early(tmp_path):
+    """`grade` finds the submission once (early.start_for, before torch): a notebook is converted once, its child's
+    interpreter starts with the probe's, and the grade reports the notebook by its name."""
+    import subprocess
+    notebook = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
+    script = (
+        "import runpy, sys\n"
+        "from autograder.sandbox import notebook, sandbox\n"
+        "converted, started = [], []\n"
+        "convert, start_early = notebook.bounded_convert, sandbox.start_early\n"
+        "notebook.bounded_convert = lambda path: converted.append(path) or convert(path)\n"
+        "sandbox.start_early = lambda *a, **k: started.append(k.get('program', 'worker.py')) or start_early(*a, **k)\n"
+        "sys.argv = ['autograder', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_module('autograder', run_name='__main__')\n"
+        "finally:\n"
+        "    print(len(converted), sorted(set(started)))\n")  # the grade's own start: a no-op for each
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", script, "grade", str(notebook), "--out", str(out), "--only", "gae",
+                           "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "1 ['probe.py', 'worker.py']", done.stdout
+    results = json.loads((out / "results.json").read_text())
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from autograder.commands.common import (
     check_input,
@@ -17,6 +17,9 @@ from autograder.commands.common import (
     interrupts_after,
     load_config,
 )
+
+if TYPE_CHECKING:
+    from autograder.judge.discovery import Submission
 
 HELP = "grade one submission (its file, a folder holding it, or a notebook)"
 EXAMPLES = """examples:
@@ -58,14 +61,16 @@ def main(args: argparse.Namespace) -> int:
     mode: Literal["full", "self_check"] = "self_check" if args.self_check else "full"  # judge/grade.py's Mode
     from autograder.judge import early
     from autograder.sandbox import sandbox
-    early.start_for(args.path, cfg, mode)  # the children's imports overlap the judge's (torch: from check_lab on)
+    found = early.start_for(args.path, cfg, mode)  # the children's imports overlap the judge's (torch: check_lab)
     try:
-        return _graded(args, cfg, only, mode)
+        return _graded(args, cfg, only, mode, found)
     finally:
         sandbox.discard_early()  # a lab problem stopped the command before the grade: its children die too
 
 
-def _graded(args: argparse.Namespace, cfg, only: set[str] | None, mode: Literal["full", "self_check"]) -> int:
+def _graded(args: argparse.Namespace, cfg, only: set[str] | None, mode: Literal["full", "self_check"],
+            found: Submission | None = None) -> int:
+    """The grade of `found` (the submission early.start_for found at args.path), else of args.path."""
     with interrupts_after():  # torch's import: a Ctrl-C meanwhile must not be lost in it
         check_lab(cfg, grading=True)
         from autograder.judge.grade import GraderError, grade
@@ -79,7 +84,7 @@ def _graded(args: argparse.Namespace, cfg, only: set[str] | None, mode: Literal[
         except OSError:
             pass  # the final write reports the problem
     try:
-        result = grade(args.path, only=only, cfg=cfg, mode=mode,
+        result = grade(found or args.path, only=only, cfg=cfg, mode=mode,
                        secrets=[args.out, *([args.metadata] if args.metadata is not None else [])],
                        progress=progress, plots=not args.no_plots)
     except GraderError as exc:

@@ -2,8 +2,8 @@
 each child is a fresh interpreter, as under bubblewrap; at the Docker level the zygote's one import) overlap the
 judge's own preparation. Nothing here imports torch, so `grade` starts them before the judge imports it.
 
-    start_for(path, cfg, mode)   # the command, at once: nothing when no submission is found there (the grade says why)
-    start(found, cfg, mode)      # the grade, once it has found the submission (a no-op for a child already started)
+    found = start_for(path, cfg, mode)  # the command, at once: None when no submission is found (the grade says why)
+    start(found, cfg, mode)             # the grade, once it has the submission (a no-op for a child already started)
 
 Either way, sandbox.started hands each child over where it is needed, and the grade's end kills the ones never used
 (sandbox.discard_early): an early child runs nothing of the submission before its hand-over confines it.
@@ -28,11 +28,16 @@ def start(found: Submission, cfg: Config, mode: str, worker: bool = True) -> Non
         sandbox.start_early(found.path, cfg.limits)
 
 
-def start_for(path: Path, cfg: Config, mode: str) -> None:
-    """`start` for the submission at `path`, when one is found there (a notebook becomes a temporary file of its own
-    in each search: its child starts at the grade's, only the probe here)."""
+def start_for(path: Path, cfg: Config, mode: str) -> Submission | None:
+    """`start` for the submission found at `path`, returned for the grade (a notebook is converted once); None
+    when none is found there or the children could not start: the grade meets the same problem where it can say
+    it."""
     try:
         found = find_submission(path, Contract.of(cfg))
-        start(found, cfg, mode, worker=found.cells is None)
-    except (SubmissionNotFound, IsolationError, sandbox.SandboxError, OSError):
-        pass  # the grade meets the same problem where it can say it
+    except (SubmissionNotFound, OSError):
+        return None
+    try:
+        start(found, cfg, mode)
+    except (IsolationError, sandbox.SandboxError, OSError):
+        pass
+    return found

@@ -72,10 +72,10 @@ def runnable_tests(cfg: config_mod.Config, mode: Mode) -> list[str]:
     return list(cfg.tests)
 
 
-def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config | None = None,
+def grade(submission: Path | Submission, only: set[str] | None = None, cfg: config_mod.Config | None = None,
           mode: Mode = "full", lane_count: int | None = None, secrets: Iterable[Path] = (),
           progress: Progress | None = None, wall_seconds: float | None = None, plots: bool = True) -> GradeResult:
-    """Grade `submission` (see the module docstring).
+    """Grade `submission` (see the module docstring): a path, or what discovery.find_submission found there.
 
     `lane_count` caps the judge lanes (None: what the machine allows). A full grade first proves that the
     submission could read none of the grader's secrets, nor `secrets` (the output folder, other students'
@@ -92,12 +92,12 @@ def grade(submission: Path, only: set[str] | None = None, cfg: config_mod.Config
         sandbox.discard_early()
 
 
-def _grade(submission: Path, only: set[str] | None, cfg: config_mod.Config | None, mode: Mode,
+def _grade(submission: Path | Submission, only: set[str] | None, cfg: config_mod.Config | None, mode: Mode,
            lane_count: int | None, secrets: Iterable[Path], progress: Progress | None, wall_seconds: float | None,
            plots: bool) -> GradeResult:
     cfg = cfg or config_mod.load()
     try:
-        found = find_submission(submission, Contract.of(cfg))
+        found = submission if isinstance(submission, Submission) else find_submission(submission, Contract.of(cfg))
         early.start(found, cfg, mode)  # (the grade command started them before importing torch: a no-op)
         if mode == "full":
             load_reference()  # loaded once, before a second lane is forked
