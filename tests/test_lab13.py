@@ -153,15 +153,17 @@ def test_the_shipped_data_files_are_current():
 
 def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
     """Every hidden property check runs on shipped examples (nothing drawn in a grade); they equal a fresh draw,
-    each distinct draw once, and the chosen examples are what chosen.py builds, each once, none a draw's repeat."""
+    each distinct draw once, and the chosen examples are what chosen.py builds (what checks/declared.py derives
+    for sequence_logprob, whose domain is declared), each once, none a draw's repeat."""
     out = in_lab13(
         "import json\n"
         "from autograder import checks\nfrom autograder.lab import registry\n"
-        "from autograder.checks import examples\n"
+        "from autograder.checks import declared, examples\n"
         "from autograder.lab.reference import load_reference\n"
         "from autograder.checks.local import local_context\n"
         "chosen = registry.lab_module('checks.hidden.chosen')\n"
-        "hidden = [c for c in checks.load_all().values() if '.checks.hidden.' in c.run.__module__]\n"
+        "hidden = [c for c in checks.load_all().values() if '.checks.hidden.' in c.run.__module__\n"
+        "          or c.run.__module__ == 'autograder.checks.differential']\n"
         "ctx = local_context(load_reference(), load_reference())\n"
         "for c in hidden: c.run(ctx)\n"
         "assert examples.DRAWN == {}, list(examples.DRAWN)\n"
@@ -179,6 +181,8 @@ def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
         "    assert len(set(mine)) == len(mine) and not set(mine) & drawn, function\n"
         "    assert [e for e in built if e in mine] == mine, function  # in chosen.py's order\n"
         "    assert set(built) - set(mine) <= drawn, function  # only a repeat of a draw is left out\n"
+        "built, mine = code(declared.chosen('sequence_logprob')), code(shipped['chosen sequence_logprob'])\n"
+        "assert [e for e in built if e in mine] == mine and set(built) - set(mine) <= drawn\n"
         "print(len(shipped))\n")
     assert int(out) >= 5 + 4  # the chosen examples of five functions, the draws of four strategies
 

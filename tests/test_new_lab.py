@@ -44,13 +44,16 @@ def test_the_template_makes_a_lab_whose_grading_yaml_holds_only_what_it_decides(
 
 def test_the_domain_comes_from_types_and_docstrings(tmp_path):
     reference = tmp_path / "ret.py"
-    reference.write_text('import torch\n\n\ndef ret(r: torch.Tensor, done: torch.Tensor, gamma: float, k: int = 2):\n'
-                         '    """r: (B, T)\n    done: (B, T) in {0, 1}\n    gamma: in 0.8..0.99\n    """\n'
-                         '    return (r * (1 - done)).sum(-1) * gamma * k\n')
+    reference.write_text('import torch\n\n\ndef ret(r: torch.Tensor, done: torch.Tensor, gamma: float, k: int = 2,\n'
+                         '        logp: torch.Tensor = None):\n'
+                         '    """r, logp: (B, T)\n    done: (B, T) in {0, 1}\n    gamma: in 0.8..0.99\n'
+                         '    logp: in -40..0\n    """\n'
+                         '    return (r * (1 - done)).sum(-1) * gamma * k + logp.sum(-1)\n')
     write_lab(tmp_path / "lab", reference.read_text(), "ret.py")
     spec = config.load(tmp_path / "lab" / "grading.yaml").contract["ret"]
-    assert spec.domain == {"r": "tensor B T", "done": "mask B T", "gamma": "float 0.8..0.99", "k": "int 1..8"}
-    assert spec.differentiable == ("r",)
+    assert spec.domain == {"r": "tensor B T", "done": "mask B T", "gamma": "float 0.8..0.99", "k": "int 1..8",
+                           "logp": "tensor B T in -40..0"}
+    assert spec.differentiable == ("r", "logp")
     assert spec.returns == "rows of r"
 
 

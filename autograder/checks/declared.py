@@ -5,10 +5,15 @@ with the pairs of levels no valid call has, and chosen examples from a pairwise 
     strategy(function)   -> a strategy of positional-argument tuples: dtype, sizes, values, masks, settings
     factors_of(function) -> (factors, impossible pairs)
     chosen(function)     -> one argument tuple per row of the covering array (both dtypes among them)
+    confirmation_calls(function) -> the chosen examples as (args, kwargs) calls: the hints' confirmation inputs
+
+Draws: sizes 1 to 4; a tensor's entries in [-4, 4], or in its declared range (`tensor DIMS in LO..HI`), with 0 and
+the bounds often; a mask's 0s and 1s with its first column 1, a prefix-mask's rows each a length of 1s then 0s.
 
 Factors: `dtype`; per size letter L, `size L` is "1" or "2..4"; per mask, "all 1" or "some 0" (a mask whose last
 size is 1 has only its first column, which is 1); per `float`/`int` range, its low, middle and high third (an int
-range of at most 3 values: each value); per `bool`, False and True; per `choice`, each value.
+range of at most 3 values: each value); per `bool`, False and True; per `choice`, each value. A chosen example's
+masks are prefix masks (a valid `mask` too), its tensors standard normal or uniform in their declared range.
 """
 
 from __future__ import annotations
@@ -61,9 +66,14 @@ def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.Searc
     if p.kind in ("tensor", "mask"):
         shape = _shape(p, sizes)
         n = int(torch.Size(shape).numel())
+        if p.kind == "mask" and p.prefix:
+            rows = n // shape[-1] if shape else 1
+            return st.lists(st.integers(1, shape[-1] if shape else 1), min_size=rows, max_size=rows).map(
+                lambda lengths: _as_prefix_mask(lengths, shape, dtype))
         if p.kind == "mask":
             return st.lists(st.booleans(), min_size=n, max_size=n).map(lambda bits: _as_mask(bits, shape, dtype))
-        return st.lists(bounded(-VALUES, VALUES), min_size=n, max_size=n).map(
+        low, high = (p.low, p.high) if p.ranged else (-VALUES, VALUES)
+        return st.lists(bounded(low, high), min_size=n, max_size=n).map(
             lambda xs: torch.tensor(xs, dtype=torch.float64).reshape(shape).to(dtype))
     if p.kind == "float":  # a setting: any float of the range (its bounds need not be float32's), the bounds often
         inside = floats(p.low, p.high)
@@ -77,6 +87,12 @@ def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.Searc
 
 def _shape(p: Parameter, sizes: dict[str, int]) -> tuple[int, ...]:
     return tuple(int(d) if d.isdigit() else sizes[d] for d in p.dims)
+
+
+def _as_prefix_mask(lengths: list[int], shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    if not shape:
+        return torch.ones((), dtype=dtype)
+    return (torch.arange(shape[-1]) < torch.tensor(lengths).reshape(shape[:-1] + (1,))).to(dtype)
 
 
 def _as_mask(bits: list[bool], shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
@@ -149,6 +165,12 @@ def chosen(function: str) -> list[tuple]:
     return [_example(function, params, row.levels, i) for i, row in enumerate(rows)]
 
 
+def confirmation_calls(function: str) -> list[tuple[tuple, dict]]:
+    """The chosen examples of `function`'s declared domain as (args, kwargs) calls ([] without a domain): the inputs
+    on which a hint's mistake must be the only one answering as the submission does (judge/diagnosis.py)."""
+    return [(args, {}) for args in chosen(function)] if config.current().contract[function].domain else []
+
+
 def _example(function: str, params: list[Parameter], levels: dict[str, str], index: int) -> tuple:
     rng = random.Random(f"{function} chosen {index}")
     g = torch.Generator().manual_seed(rng.randrange(2**31))
@@ -157,7 +179,10 @@ def _example(function: str, params: list[Parameter], levels: dict[str, str], ind
              for letter in letters(params)}
     args: list[Any] = []
     for p in params:
-        if p.kind == "tensor":
+        if p.kind == "tensor" and p.ranged:
+            args.append((p.low + (p.high - p.low) * torch.rand(_shape(p, sizes), generator=g,
+                                                               dtype=torch.float64)).to(dtype))
+        elif p.kind == "tensor":
             args.append(torch.randn(_shape(p, sizes), generator=g, dtype=torch.float64).to(dtype))
         elif p.kind == "mask":
             args.append(_chosen_mask(_shape(p, sizes), levels.get(p.name) == "some 0", rng, dtype))

@@ -6,8 +6,9 @@ checks/derived.py in a full lab, never shipped to students):
                             chosen examples of a pairwise covering array of the domain's factors; values at the
                             precision returned, and a scalar answer's gradient to each `differentiable` parameter
 
-    lab_domains()           the lab's grading/checks/hidden/domains.py, else the derived DIFFERENTIAL, FACTORS and
-                            IMPOSSIBLE (what validate's coverage reads), else None
+    lab_domains()           DIFFERENTIAL, FACTORS and IMPOSSIBLE (what validate's coverage reads): the lab's
+                            grading/checks/hidden/domains.py for the functions it names, derived for the others
+                            whose differential check is the derived one; None when there are none
 """
 
 from __future__ import annotations
@@ -53,16 +54,19 @@ def check(function: str) -> Callable[[Context], None]:
 
 # ---------------------------------------------------------------- the lab's domains, declared or derived
 def lab_domains() -> Any:
-    """The lab's domains module (grading/checks/hidden/domains.py), else the derived DIFFERENTIAL, FACTORS and
-    IMPOSSIBLE (checks/declared.py) of the functions whose differential check is the derived one (what validate's
-    coverage reads), else None."""
+    """DIFFERENTIAL, FACTORS and IMPOSSIBLE (what validate's coverage reads): the lab's own (its
+    grading/checks/hidden/domains.py) for the functions it names, and the derived ones (checks/declared.py) of the
+    other functions whose differential check is the derived one; None when neither names any."""
     from autograder.lab import registry
-    if registry.has_module("checks.hidden.domains"):
-        return registry.lab_module("checks.hidden.domains")
+    own = registry.lab_module("checks.hidden.domains") if registry.has_module("checks.hidden.domains") else None
+    named = dict(getattr(own, "DIFFERENTIAL", {}))
     cfg = config.current()
-    mine = [f for f in cfg.contract if is_derived(f)]
-    if not mine:
+    mine = [f for f in cfg.contract if f not in named and is_derived(f)]
+    if not named and not mine:
         return None
     made = {f: declared.factors_of(f) for f in mine}
-    return SimpleNamespace(DIFFERENTIAL={f: differential_id(cfg, f) for f in mine},
-                           FACTORS={f: made[f][0] for f in mine}, IMPOSSIBLE={f: made[f][1] for f in mine})
+    return SimpleNamespace(
+        DIFFERENTIAL={**named, **{f: differential_id(cfg, f) for f in mine}},
+        FACTORS={**getattr(own, "FACTORS", {}), **{f: made[f][0] for f in mine}},
+        IMPOSSIBLE={**getattr(own, "IMPOSSIBLE", {}), **{f: made[f][1] for f in mine}},
+        REGIONS=getattr(own, "REGIONS", {}))

@@ -4,8 +4,10 @@
               mode: choice mean sum}
 
 `tensor DIMS` is a float tensor of those dimensions (letters are sizes drawn per input, 1 to 4; numbers are fixed)
-(its gradient is compared where the contract declares it `differentiable`); `mask DIMS` holds 0 and 1 in the
-function's float dtype, with its first column 1 (no row is all padding); `float LO..HI` and `int LO..HI` are drawn
+(its gradient is compared where the contract declares it `differentiable`), standard normal, or uniform in LO..HI
+when declared `tensor DIMS in LO..HI`; `mask DIMS` holds 0 and 1 in the function's float dtype, with its first
+column 1 (no row is all padding); a `prefix-mask DIMS` holds each row's 1s first (a length of 1 to the last size,
+then 0s); `float LO..HI` and `int LO..HI` are drawn
 uniformly; `bool` and `choice A B ...` take each value. A declared domain gives a lab its differential check's
 inputs (`draw`), its fresh twins (`twin`) and its probe inputs without code (docs/labs.md). The declarations
 are read by autograder/lab/domain_spec.py.
@@ -65,7 +67,7 @@ def _value(p: Parameter, rng: random.Random, g: torch.Generator, sizes: dict[str
            dtype: torch.dtype) -> object:
     if p.kind in ("tensor", "mask"):
         shape = tuple(int(d) if d.isdigit() else sizes.setdefault(d, rng.randint(1, 4)) for d in p.dims)
-        return _mask(shape, g, dtype) if p.kind == "mask" else torch.randn(shape, generator=g, dtype=dtype)
+        return _mask(shape, g, dtype, p.prefix) if p.kind == "mask" else _tensor(p, shape, g, dtype)
     if p.kind == "float":
         return round(rng.uniform(p.low, p.high), 3)
     if p.kind == "int":
@@ -75,7 +77,17 @@ def _value(p: Parameter, rng: random.Random, g: torch.Generator, sizes: dict[str
     return rng.choice(p.choices)
 
 
-def _mask(shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
+def _tensor(p: Parameter, shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
+    """Standard normal entries, or uniform in the declared range (`tensor DIMS in LO..HI`)."""
+    if not p.ranged:
+        return torch.randn(shape, generator=g, dtype=dtype)
+    return (p.low + (p.high - p.low) * torch.rand(shape, generator=g, dtype=torch.float64)).to(dtype)
+
+
+def _mask(shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype, prefix: bool = False) -> torch.Tensor:
+    if prefix and shape:  # each row: 1 for its first `length` columns (1 to all of them), then 0
+        lengths = torch.randint(1, shape[-1] + 1, shape[:-1], generator=g)
+        return (torch.arange(shape[-1]) < lengths[..., None]).to(dtype)
     mask = (torch.rand(shape, generator=g) < 0.7).to(dtype)
     if mask.dim():
         mask[..., 0] = 1.0
@@ -85,4 +97,4 @@ def _mask(shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype) -> tor
 def _fresh(p: Parameter, shown: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     if p.kind == "mask":  # the shown mask: a twin has the shown example's layout, so it tells what the example tells
         return shown.clone()
-    return torch.randn(tuple(shown.shape), generator=g, dtype=shown.dtype).requires_grad_(shown.requires_grad)
+    return _tensor(p, tuple(shown.shape), g, shown.dtype).requires_grad_(shown.requires_grad)

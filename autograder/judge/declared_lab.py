@@ -18,12 +18,6 @@ from autograder.checks import declared, domains, examples
 from autograder.judge import diagnosis
 from autograder.lab import config, registry
 
-
-def confirmation_calls(function: str) -> list[tuple[tuple, dict]]:
-    """The chosen examples of `function`'s declared domain, as (args, kwargs) calls."""
-    return [(args, {}) for args in declared.chosen(function)] if config.current().contract[function].domain else []
-
-
 if registry.has_module("e2e_tests"):
     registry.lab_module("e2e_tests")
 
@@ -33,7 +27,7 @@ registry.register_lab(registry.Lab(
     probe_inputs=domains.probe_inputs,
     diagnose=diagnosis.diagnose,
     plot=lambda test, histories, metrics: [],
-    confirmation_calls=confirmation_calls,
+    confirmation_calls=declared.confirmation_calls,
     twin=domains.twin,
     twin_scale=lambda function, args: 0.0,
     data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),),

@@ -146,8 +146,9 @@ class ContractFunction:
                        'row of ARG: shape (ARG.shape[0],)), several joined by ", "')
     mask: str = doc("the parameter marking where a per-token output is padding: answers are compared where it "
                     "is 1", "")
-    domain: dict[str, str] = doc("its valid inputs, one entry per parameter (`tensor B T`, `mask B T`, "
-                                 "`float 0.5..4`, `int 1..8`, `bool`, `choice A B`; autograder/checks/domains.py): "
+    domain: dict[str, str] = doc("its valid inputs, one entry per parameter (`tensor B T`, `tensor B T in -40..0`, "
+                                 "`mask B T`, `prefix-mask B T`, `float 0.5..4`, `int 1..8`, `bool`, `choice A B`; "
+                                 "autograder/checks/domains.py): "
                                  "what generated checks draw from", {})
     differentiable: tuple[str, ...] = doc("the parameters the training differentiates through (a single-tensor "
                                           "output only): each gets a derived gradient test", ())

@@ -1,14 +1,15 @@
 """One parameter's declared domain (grading.yaml `contract.F.domain.P`), read without torch (the config checks it).
 
-Kinds: `tensor DIMS`, `mask DIMS`, `float LO..HI`, `int LO..HI`, `bool`, `choice A B ...`
-(autograder/checks/domains.py draws from them).
+Kinds: `tensor DIMS` (optionally `tensor DIMS in LO..HI`: its entries' range), `mask DIMS` (0s and 1s, the first
+column 1), `prefix-mask DIMS` (each row's 1s a prefix of it: generated tokens, then padding), `float LO..HI`,
+`int LO..HI`, `bool`, `choice A B ...` (autograder/checks/domains.py and declared.py draw from them).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-KINDS = ("tensor", "mask", "float", "int", "bool", "choice")
+KINDS = ("tensor", "mask", "prefix-mask", "float", "int", "bool", "choice")
 
 
 @dataclass(frozen=True)
@@ -16,31 +17,50 @@ class Parameter:
     """One parameter's declared values."""
 
     name: str
-    kind: str
+    kind: str                           # "tensor", "mask" (a prefix-mask too), "float", "int", "bool", "choice"
     dims: tuple[str, ...] = ()
-    low: float = 0.0
+    low: float = 0.0                    # a float's or int's range; a tensor's entries' when `ranged`
     high: float = 1.0
     choices: tuple[str, ...] = ()
+    ranged: bool = False                # a tensor declared `in LO..HI` (else standard normal, or [-4, 4])
+    prefix: bool = False                # a mask declared `prefix-mask`
 
     @classmethod
     def parse(cls, name: str, spec: str) -> "Parameter":
         kind, *rest = spec.split() or [""]
         if kind not in KINDS:
             raise ValueError(f"{name}: {spec!r}: the kind must be one of {', '.join(KINDS)}")
-        if kind in ("tensor", "mask"):
+        if kind in ("tensor", "mask", "prefix-mask"):
+            values = None
+            if kind == "tensor" and "in" in rest:
+                at = rest.index("in")
+                rest, values = rest[:at], rest[at + 1:]
             dims = tuple(rest)
             if not dims or not all(d.isidentifier() or d.isdigit() for d in dims):
                 raise ValueError(f"{name}: {spec!r}: give its dimensions, e.g. `{kind} B T`")
-            return cls(name, kind, dims)
+            if kind != "tensor":
+                return cls(name, "mask", dims, prefix=kind == "prefix-mask")
+            if values is None:
+                return cls(name, kind, dims)
+            low, high = _range(name, spec, values, "tensor B T in -40..0")
+            return cls(name, kind, dims, low=low, high=high, ranged=True)
         if kind in ("float", "int"):
-            low, sep, high = "".join(rest).partition("..")
-            try:
-                return cls(name, kind, low=float(low), high=float(high))
-            except ValueError:
-                raise ValueError(f"{name}: {spec!r}: give its range, e.g. `{kind} 1..4`") from None
+            low, high = _range(name, spec, rest, f"{kind} 1..4")
+            return cls(name, kind, low=low, high=high)
         if kind == "choice" and not rest:
             raise ValueError(f"{name}: {spec!r}: list its values, e.g. `choice mean sum`")
         return cls(name, kind, choices=tuple(rest))
+
+
+def _range(name: str, spec: str, words: list[str], example: str) -> tuple[float, float]:
+    """LO..HI of a declaration (LO <= HI), else a ValueError showing `example`."""
+    low, sep, high = "".join(words).partition("..")
+    try:
+        if sep and float(low) <= float(high):
+            return float(low), float(high)
+    except ValueError:
+        pass
+    raise ValueError(f"{name}: {spec!r}: give its range LO..HI, e.g. `{example}`")
 
 
 KNOWN_VALUES_TITLE = "{function} on worked examples"  # the derived public check's title (autograder/checks/derived.py)

@@ -144,13 +144,14 @@ def describe(name: str, fn: types.FunctionType) -> dict:
 
 def _domain(function: str, p: inspect.Parameter, dims: dict[str, str], binary: set[str],
             ranges: dict[str, str]) -> str:
-    """`tensor DIMS` (a `mask` when named so or documented `in {0, 1}`), `float LO..HI` (0.5..4 unless documented
-    `NAME: in LO..HI`), `int LO..HI` (1..8), `bool`."""
+    """`tensor DIMS` (a `mask` when named so or documented `in {0, 1}`; `in LO..HI` when documented `NAME: in
+    LO..HI`), `float LO..HI` (0.5..4 unless documented so), `int LO..HI` (1..8), `bool`."""
     hint = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
     hint = hint.rpartition(".")[2]
     if hint == "Tensor" or p.name in dims:
-        masked = p.name == "mask" or p.name.endswith("_mask") or p.name in binary
-        return f"{'mask' if masked else 'tensor'} {dims.get(p.name, 'B T')}"
+        if p.name == "mask" or p.name.endswith("_mask") or p.name in binary:
+            return f"mask {dims.get(p.name, 'B T')}"
+        return f"tensor {dims.get(p.name, 'B T')}" + (f" in {ranges[p.name]}" if p.name in ranges else "")
     if hint == "bool" or isinstance(p.default, bool):
         return "bool"
     if hint == "float" or isinstance(p.default, float):

@@ -7,6 +7,8 @@ above 10, a DPO logit below -100 in float32, IPO's margin at its target).
     examples("grpo_policy_loss")            -> [(Ragged([where, log_ratio, ref, adv], mask), eps, beta, agg), ...]
     confirmation_calls("grpo_policy_loss")  -> ((args, kwargs), ...) non-degenerate calls reaching every pair
 
+sequence_logprob's are derived from its domain declared in grading.yaml (autograder/checks/declared.py).
+
 `examples(f)` is one example per row of a pairwise covering array of f's factors (the engine's
 autograder/checks/covering.py: every possible pair of levels in some example), then the training's own
 regime (training.py: float32 groups of 8 binary rewards for 16 prompts, GRPO's minibatches of 64 ragged
@@ -25,6 +27,7 @@ from typing import Callable
 
 import torch
 
+from autograder.checks import declared
 from autograder.checks.chosen import (
     clip_eps_of,
     confirmation_rows,
@@ -171,23 +174,6 @@ def _grpo(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
     return Ragged([where, log_ratio, ref_logp, adv], mask), eps, beta, levels["aggregation"]
 
 
-# ---------------------------------------------------------------- sequence_logprob
-def _token_logp(r: random.Random, level: str) -> float:
-    if level == "token_logp = 0":
-        return 0.0
-    if level == "token_logp = -40":
-        return LOGPROB_MIN
-    return -grid(r, 1 / 64, 63 / 64, 1 / 64) if level == "-1 < token_logp < 0" else -grid(r, 1, 39.875)
-
-
-def _sequence(r: random.Random, levels: dict[str, str], designated: list) -> Ragged:
-    dtype = dtype_of(levels)
-    lengths, T = row_lengths(r, levels["T"], levels["rows"], len(designated))
-    mask = prefix_mask(lengths, T, dtype)
-    units = _units("sequence_logprob", levels, designated, sum(lengths), r)
-    return Ragged([on_tokens([_token_logp(r, u["token_logp"]) for u in units], mask, ROOM, r, dtype)], mask)
-
-
 # ---------------------------------------------------------------- dpo_loss, ipo_loss
 PREF_BETAS = {"beta <= 0.025": (0.01, 0.02), "0.025 < beta <= 0.1": (0.1,), "0.1 < beta <= 1": (0.75, 1.0),
               "beta > 1": (2.0, 5.0, 10.0)}  # |h| <= H_MAX reaches every possible z level at each of these
@@ -253,7 +239,7 @@ def _preference(margin: Callable[[random.Random, str, float], float], unit_of: s
 
 
 BUILDERS: dict[str, Callable[[random.Random, dict, list], object]] = {
-    "group_advantages": _advantages, "grpo_policy_loss": _grpo, "sequence_logprob": _sequence,
+    "group_advantages": _advantages, "grpo_policy_loss": _grpo,
     "dpo_loss": _preference(_z_margin, "z", "dpo_loss"), "ipo_loss": _preference(_h_margin, "h", "ipo_loss"),
 }
 
@@ -277,9 +263,6 @@ def _training(function: str) -> list:
     lengths[0] = 4
     mask = prefix_mask(lengths, 4, f32)
     n = sum(lengths)
-    if function == "sequence_logprob":
-        token_logp = [max(LOGPROB_MIN, -r.expovariate(1.5)) for _ in range(n)]
-        return [Ragged([on_tokens(token_logp, mask, ROOM, r, f32)], mask)]
     if function == "grpo_policy_loss":
         made = []
         for beta, aggregation, normalize in ((0.04, "token_mean", True), (0.0, "token_sum_norm", False)):
@@ -308,7 +291,10 @@ def _build(function: str, row: Row, key: object) -> object:
 
 @functools.lru_cache(maxsize=None)
 def examples(function: str) -> tuple:
-    """The chosen examples of `function`'s differential check (see the module docstring)."""
+    """The chosen examples of `function`'s differential check (see the module docstring); () for a function whose
+    domain is declared (sequence_logprob: the engine derives them, checks/declared.py)."""
+    if function not in dom.FACTORS:
+        return ()
     factors = dom.FACTORS[function]
     per_unit = any(f.per != "call" for f in factors)
     rows = covering_rows(factors, dom.IMPOSSIBLE.get(function, {}), _capacity if per_unit else (lambda levels: 0))
@@ -324,8 +310,6 @@ def call_of(function: str, example) -> tuple[tuple, dict]:
         from ...checks.hidden.grpo_loss import inputs
         logp, old_logp, ref_logp, adv, mask, eps, beta, aggregation = inputs(example)
         return (logp, old_logp, ref_logp, adv, mask), {"clip_eps": eps, "beta": beta, "aggregation": aggregation}
-    if function == "sequence_logprob":
-        return (-example.tensors[0].abs(), example.mask), {}
     four, beta = example
     return tuple(four), {"beta": beta}
 
@@ -335,7 +319,6 @@ def call_of(function: str, example) -> tuple[tuple, dict]:
 _CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
     "group_advantages": {"N": ("N > 1",)},
     "grpo_policy_loss": {"T": T_CLASSES[1:]},
-    "sequence_logprob": {"T": T_CLASSES[1:]},
     "dpo_loss": {"P": dom.P_LEVELS[1:]},
     "ipo_loss": {"P": dom.P_LEVELS[1:]},
 }
@@ -344,7 +327,10 @@ _CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
 @functools.lru_cache(maxsize=None)
 def confirmation_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
     """Chosen, non-degenerate calls of `function`: one per row of a pairwise covering array of its factors
-    narrowed to _CONFIRM (both dtypes, every pair of levels, the rows' units designated)."""
+    narrowed to _CONFIRM (both dtypes, every pair of levels, the rows' units designated); a function whose domain
+    is declared: the chosen examples derived from it."""
+    if function not in dom.FACTORS:
+        return tuple(declared.confirmation_calls(function))
     rows = confirmation_rows(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}), _CONFIRM[function], _capacity)
     return tuple(call_of(function, BUILDERS[function](seeded(function, "confirm", i), row.levels, row.units))
                  for i, row in enumerate(rows))

@@ -9,7 +9,6 @@ from autograder.checks.tools import Answer
 
 ADV_NAMES = ("rewards", "group_size")
 GRPO_NAMES = ("logp", "old_logp", "ref_logp", "advantages", "mask")
-SEQ_NAMES = ("token_logp", "mask")
 PREF_NAMES = ("policy_chosen", "policy_rejected", "ref_chosen", "ref_rejected")
 
 

@@ -8,7 +8,9 @@ in pairs (the engine's autograder/checks/factors.py says what a factor is and wh
 
 `python -m autograder --lab labs/lab13 validate` (autograder/validity/coverage.py) runs every check on the
 reference, records its calls, and fails on a possible pair that a differential check never reaches; the
-chosen examples (chosen.py) are built from a pairwise covering array of these levels.
+chosen examples (chosen.py) are built from a pairwise covering array of these levels. sequence_logprob is not
+here: its domain is declared in grading.yaml, and its check, factors and chosen examples are derived from it
+(autograder/checks/declared.py).
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ from autograder.checks.factors import (
 DIFFERENTIAL = {
     "group_advantages": "group_adv.matches_reference",
     "grpo_policy_loss": "grpo_loss.matches_reference",
-    "sequence_logprob": "dpo.seq_matches_reference",
     "dpo_loss": "dpo.dpo_matches_reference",
     "ipo_loss": "ipo.matches_reference",
 }
@@ -100,15 +101,6 @@ def _ratio_tokens(a: dict) -> list[Optional[str]]:
 
 def _kl_tokens(a: dict) -> list[str]:
     return [kl_class(d) for d in (torch.tensor(tokens(a, "ref_logp")) - torch.tensor(tokens(a, "logp"))).tolist()]
-
-
-# ---------------------------------------------------------------- sequence_logprob
-TOKEN_LEVELS = ("token_logp = 0", "-1 < token_logp < 0", "-40 < token_logp <= -1", "token_logp = -40")
-
-
-def token_class(x: float) -> str:
-    return TOKEN_LEVELS[0] if x == 0 else (TOKEN_LEVELS[1] if x > -1 else
-                                           (TOKEN_LEVELS[3] if x == -40 else TOKEN_LEVELS[2]))
 
 
 # ---------------------------------------------------------------- dpo_loss, ipo_loss
@@ -192,10 +184,6 @@ FACTORS: dict[str, tuple[Factor, ...]] = {
         Factor("ratio", RATIO_LEVELS, _ratio_tokens, per="token"),
         Factor("d", KL_LEVELS, _kl_tokens, per="token"),
     ),
-    "sequence_logprob": (
-        dtype_factor("token_logp"), t_factor("token_logp"), rows_factor(),
-        Factor("token_logp", TOKEN_LEVELS, lambda a: [token_class(x) for x in tokens(a, "token_logp")], per="token"),
-    ),
     "dpo_loss": _preference(Factor("z", Z_LEVELS, lambda a: [z_class(a["beta"] * h) for h in _h(a)], per="pair")),
     "ipo_loss": _preference(Factor("h", H_LEVELS, lambda a: [h_class(h, a["beta"]) for h in _h(a)], per="pair")),
 }
@@ -206,7 +194,6 @@ _BETA_01 = "beta <= 0.1 and |h| <= 400 keep |z| <= 40"
 IMPOSSIBLE: dict[str, dict[Pair, str]] = {
     "group_advantages": {(("values", "binary"), ("spread", s)): _BINARY for s in (SPREAD_LEVELS[1], SPREAD_LEVELS[3])},
     "grpo_policy_loss": T1_HAS_NO_PADDING,
-    "sequence_logprob": T1_HAS_NO_PADDING,
     "dpo_loss": {**{(("beta", "beta <= 0.025"), ("z", z)): _SMALL_BETA for z in Z_LEVELS[4:]},
                  **{(("beta", "0.025 < beta <= 0.1"), ("z", z)): _BETA_01 for z in Z_LEVELS[6:]}},
 }

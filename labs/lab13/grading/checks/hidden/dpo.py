@@ -1,7 +1,7 @@
-"""Hidden checks of sequence_logprob, dpo_loss and ipo_loss: against the reference, and stability.
+"""Hidden checks of dpo_loss and ipo_loss: against the reference, and stability (sequence_logprob's differential
+check is derived from its domain in grading.yaml: autograder/checks/differential.py).
 
-Domain (posttrain.py): token_logp (B, T) in [-40, 0] with ragged prefix masks and garbage in [-40, 0] at
-padding; P pairs (1..16) of sequence log-probs in [-200, 0], so margins h reach +-400; beta in
+Domain (posttrain.py): P pairs (1..16) of sequence log-probs in [-200, 0], so margins h reach +-400; beta in
 {0.1, 0.01, 0.5, 1, 5, 10}; float32 and float64. Gradients w.r.t. both policy arguments compared.
 """
 
@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from autograder.checks import Context, check
 from autograder.checks.examples import for_all
-from autograder.checks.strategies import DTYPES, bounded, ragged_ranges
+from autograder.checks.strategies import DTYPES, bounded
 from autograder.checks.tools import call
 
-from .common import PREF_NAMES, SEQ_NAMES, expect_grad
+from .common import PREF_NAMES, expect_grad
 
 BETAS = st.sampled_from((0.1, 0.01, 0.5, 1.0, 5.0, 10.0))
 
@@ -46,18 +46,6 @@ def _compare(ctx: Context, name: str, four: list, beta: float) -> None:
                         scale=float((beta * h.abs() + 1 / beta).pow(2 if name == "ipo_loss" else 1).sum()))
     expect_grad(ctx, answer, 0, g_c, "policy_chosen", "d loss / d policy_chosen differs from the reference")
     expect_grad(ctx, answer, 1, g_r, "policy_rejected", "d loss / d policy_rejected differs from the reference")
-
-
-@check("dpo.seq_matches_reference", "sequence_logprob matches the reference (ragged masks, garbage at padding)",
-       functions=("sequence_logprob",))
-def seq_matches_reference(ctx: Context) -> None:
-    def body(inp):
-        token_logp = -inp.tensors[0].abs()
-        answer = call(ctx, "sequence_logprob", token_logp, inp.mask, names=SEQ_NAMES, shape=(token_logp.shape[0],))
-        expected = ctx.ref.sequence_logprob(token_logp.double(), inp.mask.double()).to(token_logp.dtype)
-        answer.expect_close(ctx, answer.value, expected, "the sequence log-probs differ from the reference",
-                            scale=float(token_logp.double().abs().sum()))
-    for_all(ctx, ragged_ranges(((-40.0, 0.0),), garbage=40.0), body, chosen="sequence_logprob")
 
 
 @check("dpo.dpo_matches_reference", "dpo_loss and its gradients match the reference (margins up to +-400 / beta)",
