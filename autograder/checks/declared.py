@@ -26,6 +26,7 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks.covering import covering_rows
+from autograder.checks.domains import prefix_masks, uniform
 from autograder.checks.factors import Factor, Pair, dtype_factor
 from autograder.checks.strategies import DTYPES, bounded, floats
 from autograder.lab import config
@@ -69,7 +70,7 @@ def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.Searc
         if p.kind == "mask" and p.prefix:
             rows = n // shape[-1] if shape else 1
             return st.lists(st.integers(1, shape[-1] if shape else 1), min_size=rows, max_size=rows).map(
-                lambda lengths: _as_prefix_mask(lengths, shape, dtype))
+                lambda lengths: prefix_masks(lengths, shape, dtype))
         if p.kind == "mask":
             return st.lists(st.booleans(), min_size=n, max_size=n).map(lambda bits: _as_mask(bits, shape, dtype))
         low, high = (p.low, p.high) if p.ranged else (-VALUES, VALUES)
@@ -87,12 +88,6 @@ def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.Searc
 
 def _shape(p: Parameter, sizes: dict[str, int]) -> tuple[int, ...]:
     return tuple(int(d) if d.isdigit() else sizes[d] for d in p.dims)
-
-
-def _as_prefix_mask(lengths: list[int], shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-    if not shape:
-        return torch.ones((), dtype=dtype)
-    return (torch.arange(shape[-1]) < torch.tensor(lengths).reshape(shape[:-1] + (1,))).to(dtype)
 
 
 def _as_mask(bits: list[bool], shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
@@ -180,8 +175,7 @@ def _example(function: str, params: list[Parameter], levels: dict[str, str], ind
     args: list[Any] = []
     for p in params:
         if p.kind == "tensor" and p.ranged:
-            args.append((p.low + (p.high - p.low) * torch.rand(_shape(p, sizes), generator=g,
-                                                               dtype=torch.float64)).to(dtype))
+            args.append(uniform(p, _shape(p, sizes), g, dtype))
         elif p.kind == "tensor":
             args.append(torch.randn(_shape(p, sizes), generator=g, dtype=torch.float64).to(dtype))
         elif p.kind == "mask":

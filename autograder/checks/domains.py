@@ -19,6 +19,7 @@ import random
 
 import torch
 
+from autograder.checks.chosen import prefix_mask
 from autograder.checks.tools import Call
 from autograder.lab import config
 from autograder.lab.domain_spec import Parameter
@@ -79,15 +80,23 @@ def _value(p: Parameter, rng: random.Random, g: torch.Generator, sizes: dict[str
 
 def _tensor(p: Parameter, shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
     """Standard normal entries, or uniform in the declared range (`tensor DIMS in LO..HI`)."""
-    if not p.ranged:
-        return torch.randn(shape, generator=g, dtype=dtype)
+    return uniform(p, shape, g, dtype) if p.ranged else torch.randn(shape, generator=g, dtype=dtype)
+
+
+def uniform(p: Parameter, shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
+    """Entries uniform in a ranged tensor's declared LO..HI (drawn in float64, returned in `dtype`)."""
     return (p.low + (p.high - p.low) * torch.rand(shape, generator=g, dtype=torch.float64)).to(dtype)
+
+
+def prefix_masks(lengths: list[int], shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """A mask of `shape` whose rows (every index but the last) hold `lengths` 1s, then 0s."""
+    return prefix_mask(lengths, shape[-1], dtype).reshape(shape) if shape else torch.ones((), dtype=dtype)
 
 
 def _mask(shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype, prefix: bool = False) -> torch.Tensor:
     if prefix and shape:  # each row: 1 for its first `length` columns (1 to all of them), then 0
-        lengths = torch.randint(1, shape[-1] + 1, shape[:-1], generator=g)
-        return (torch.arange(shape[-1]) < lengths[..., None]).to(dtype)
+        return prefix_masks(torch.randint(1, shape[-1] + 1, shape[:-1], generator=g).reshape(-1).tolist(), shape,
+                            dtype)
     mask = (torch.rand(shape, generator=g) < 0.7).to(dtype)
     if mask.dim():
         mask[..., 0] = 1.0
