@@ -11,7 +11,7 @@ that RM (the PPO tests' starting point). Computing them costs about 3 s of CPU p
 
 Each returns exactly (bit for bit) what the computation returns, from the shipped file when it holds
 that setting and its fingerprint matches (a hash of the world files, the SFT checkpoint, the
-reference's code and torch's version), else by computing it (cached for the process). Nothing else
+reference's code, torch's version and its pinned kernels), else by computing it (cached for the process). Nothing else
 changes: a stale or missing file only costs time. `python -m autograder refresh` rewrites the file
 for grading.yaml's settings; tests/test_baseline.py checks it is current and (slow) recomputes it.
 """
@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 
 from autograder.lab import config
+from autograder.lab.arithmetic import torch_setup
 from autograder.lab.fingerprints import code_of, numerics
 from autograder.lab.paths import REFERENCE, use_world, world_files
 
@@ -94,7 +95,7 @@ def computed_sft_evaluation(rm_key: RMKey, n: int, seed: int) -> dict:
 # ---------------------------------------------------------------- the shipped file
 def fingerprint() -> str:
     """sha256 of everything the three values depend on besides their arguments."""
-    h = hashlib.sha256(f"torch {torch.__version__}\n".encode())
+    h = hashlib.sha256(f"{torch_setup()}\n".encode())
     for name, file in world_files().items():
         h.update(name.encode() + b"\0" + file.read_bytes())
     h.update(b"reference\0" + (code_of(REFERENCE) if REFERENCE.is_file() else "absent").encode())

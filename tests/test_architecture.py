@@ -101,6 +101,8 @@ ROOM_IMPORTS = {  # a room -> the rooms its modules may import besides its own (
     "__init__": set(),
 }
 UPWARD = {  # the imports against that order, each for its reason: module -> (rooms it may also import, why)
+    "autograder": ({"lab"}, "every process that imports the engine pins torch's kernels before torch runs an "
+                   "operation (lab/arithmetic.py)"),
     "autograder.lab.fingerprints": ({"judge"}, "an e2e run's fingerprint covers the registered e2e tests' code"),
     "autograder.lab.lab_problems": ({"checks", "judge", "validity"}, "a lab's declarations are checked against the "
                                     "registered checks and e2e tests, and its data files' freshness"),

@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 
 from autograder.checks import Context, tools
 from autograder.checks.strategies import Ragged
-from autograder.lab import paths
+from autograder.lab import arithmetic, paths
 from autograder.lab.fingerprints import code_of, numerics
 
 # the code the draws and the chosen examples depend on: the lab's checks, and this package's
@@ -145,7 +145,7 @@ def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> 
 def fingerprint() -> str:
     """sha256 of what the draws depend on besides their key: library versions and the checks' code (comments and
     docstrings aside: editing them changes no draw)."""
-    h = hashlib.sha256(f"hypothesis {hypothesis.__version__}\ntorch {torch.__version__}\n".encode())
+    h = hashlib.sha256(f"hypothesis {hypothesis.__version__}\n{arithmetic.torch_setup()}\n".encode())
     for name, folder in CODE_DIRS.items():
         for path in sorted(folder.rglob("*.py")):
             h.update(f"{name}/{path.relative_to(folder)}".encode() + b"\0" + code_of(path).encode())

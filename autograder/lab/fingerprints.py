@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from autograder.judge import e2e
-from autograder.lab import config, registry
+from autograder.lab import arithmetic, config, registry
 from autograder.lab.paths import ENGINE, REFERENCE, world_files
 
 
@@ -34,11 +34,12 @@ def code_of(path: Path) -> str:
 
 def e2e_runs(salt: str) -> Any:
     """A sha256 (hashlib object) over what the outcome of a lab's e2e run depends on besides the functions it
-    trains with: `salt`, torch, grading.yaml's e2e settings, the world files, the reference, the engine's e2e.py,
-    the lab's e2e tests' code and the files its replays declare (registry.Replays.depends_on)."""
+    trains with: `salt`, torch and its kernels (arithmetic.torch_setup), grading.yaml's e2e settings, the world
+    files, the reference, the engine's e2e.py, the lab's e2e tests' code and the files its replays declare
+    (registry.Replays.depends_on)."""
     cfg = config.load()
     facts = registry.lab().replays
-    h = hashlib.sha256(f"{salt}\0{torch.__version__}\0{cfg.e2e!r}".encode())
+    h = hashlib.sha256(f"{salt}\0{arithmetic.torch_setup()}\0{cfg.e2e!r}".encode())
     for name, file in world_files(cfg.world).items():
         h.update(name.encode() + b"\0" + file.read_bytes())
     tests = sorted({Path(sys.modules[test.measure.__module__].__file__ or "") for test in e2e.load_all().values()})

@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.lab import config
+from autograder.lab import arithmetic, config
 from autograder.lab.config import Limits
 from autograder.lab.paths import world_files
 from autograder.sandbox import filetree, ipc, isolation, textsafe, zygote
@@ -205,8 +205,8 @@ class Child:
                  str(to_child_r), str(from_child_w)]
         tmp = "/tmp" if self.iso.bwrap else str(self.home / "tmp")
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp,
-               "LANG": "C.UTF-8", "AUTOGRADER_CHILD": str(self.home), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "OPENBLAS_NUM_THREADS": "1"}  # -I ignores PYTHON* variables: -u (unbuffered: output kept at a kill), -B
+               "LANG": "C.UTF-8", "AUTOGRADER_CHILD": str(self.home), **arithmetic.CHILD_ENV}
+        # -I ignores PYTHON* variables: -u (unbuffered: output kept at a kill), -B
         leaf = self.leaf
         try:
             forked = self._forked(program, inner[5:7], env, passed) if zygote.serves(self.iso) else None

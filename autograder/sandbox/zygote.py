@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.lab import arithmetic
 from autograder.sandbox import isolation
 
 CHILD_DIR = Path(__file__).with_name("child")
@@ -91,7 +92,7 @@ class Zygote:
         self.sockets = [mine for mine, _ in pairs]
         theirs = [their for _, their in pairs]
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home / "tmp"), "TMPDIR": str(self.home / "tmp"),
-               "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+               "LANG": "C.UTF-8", **arithmetic.CHILD_ENV}  # its children compute with the kernels it chose
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-u", "-B", str(self.home / "zygote.py"), *(str(s.fileno()) for s in theirs)],
