@@ -23,6 +23,7 @@ from autograder.lab.paths import REFERENCE, ROOT
 from autograder.sandbox import isolation, readable, sandbox, seccomp
 from autograder.sandbox.child import wire
 from autograder.sandbox.filetree import remove_tree
+from tests.test_arithmetic import HAS_AVX2
 
 PROBE = '''
 import ctypes, os, resource, socket, torch
@@ -45,6 +46,7 @@ show("reference", readable(%(reference)r))
 show("nproc", resource.getrlimit(resource.RLIMIT_NPROC)[0] < 10_000)
 show("core", resource.getrlimit(resource.RLIMIT_CORE))
 show("threads", torch.get_num_threads())
+show("kernels", torch.backends.cpu.get_cpu_capability())
 try:
     socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     show("inet", "allowed")
@@ -91,6 +93,7 @@ def test_bubblewrap_level_hides_the_grader_and_refuses_escapes(tmp_path):
     assert seen["inet"] == "1" and seen["unix"] == "allowed"          # EPERM from the filter
     assert seen["unshare"] == "1" and seen["ptrace"] == "1" and seen["setuid0"] == "False"
     assert seen["nproc"] == "True" and seen["core"] == "(0, 0)" and seen["threads"] == "1"
+    assert seen["kernels"] == "AVX2" or not HAS_AVX2  # the judge's arithmetic (autograder/lab/arithmetic.py)
     assert seen["shmget"] == seen["msgget"] == seen["memfd"] == "1"
     if iso.own_uid:
         assert int(seen["uid"]) >= isolation.UID_BASE and seen["groups"] == "[]"
@@ -112,6 +115,7 @@ def test_without_bubblewrap_landlock_hides_files_and_seccomp_still_filters(tmp_p
         assert seen["inet"] == "1" and seen["unshare"] == "1" and seen["ptrace"] == "1"
         assert seen["shmget"] == seen["msgget"] == seen["memfd"] == "1"
     assert seen["nproc"] == "True" and seen["core"] == "(0, 0)" and seen["threads"] == "1"
+    assert seen["kernels"] == "AVX2" or not HAS_AVX2  # a warm child's too: the zygote starts pinned
     if iso.own_uid:
         assert int(seen["uid"]) >= isolation.UID_BASE and seen["groups"] == "[]" and seen["setuid0"] == "False"
 
