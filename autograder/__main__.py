@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.commands.common import EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
+from autograder.commands.common import BROKEN_PIPE, EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
 from autograder.lab import paths
 from autograder.lab.config import ConfigError
 
@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"interrupted: {getattr(module, 'INTERRUPTED', 'stopped; nothing was left behind')}", file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:  # its reader left (`... | head -1`): nothing more to say, and no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (the exit's flush would fail again)
+        return BROKEN_PIPE
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -4,6 +4,7 @@ with one `error: ...` line on stderr and exit 2; --help has examples; --version;
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 import subprocess
 import sys
@@ -263,3 +264,14 @@ def test_grade_starts_its_children_before_the_judge_imports_torch():
         assert lines == ["False 2 ['probe.py', 'worker.py']", "[True, True]"], done.stdout
     else:
         assert lines[0].startswith("False"), done.stdout
+
+
+def test_an_output_read_by_no_one_ends_without_a_traceback():
+    """`python -m autograder refresh --check | head -1`: the reader leaves, the command says nothing more (exit
+    141, as a shell's SIGPIPE), and neither its print nor the exit's flush ends in a traceback."""
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run([sys.executable, "-m", "autograder", "refresh", "--check"], cwd=ROOT, stdout=write,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    os.close(write)
+    assert done.returncode == 141 and done.stderr == "", done.stderr

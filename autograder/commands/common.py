@@ -24,13 +24,14 @@ from autograder.sandbox.filetree import remove_tree
 if TYPE_CHECKING:
     from autograder.lab.config import Config
 
-DONE, FAILURES, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
+DONE, FAILURES, BAD_INPUT, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 130, 141
 EXIT_CODES = """exit codes:
   0    done
   1    the run worked and found failures: validate, calibrate, starter --check, build-sft --check;
        grade-all when a submission failed to grade (never `grade`: a low score is a finished grade)
   2    bad input or environment (a wrong argument, a missing file, an unwritable --out, a broken grading.yaml)
-  130  interrupted (Ctrl-C or SIGTERM); child processes are stopped and temporary files removed"""
+  130  interrupted (Ctrl-C or SIGTERM); child processes are stopped and temporary files removed
+  141  the output's reader left (`| head`): the rest was not printed, as a shell's SIGPIPE"""
 __doc__ += "\n" + EXIT_CODES + "\n"
 
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 HELP = "grade one submission (its file, a folder holding it, or a notebook)"
 EXAMPLES = """examples:
-  python -m autograder grade upload/lab.py --out report/       the full grade (about a minute)
+  python -m autograder grade upload/lab.py --out report/       the full grade (seconds; ~30 s if its e2e runs train)
   python -m autograder grade upload/ --out report/ --only gae  a folder holding it; one part only
   python -m autograder grade lab.ipynb --out report/ --only rm_loss,e2e --quiet
   python -m autograder grade lab.py --out report/ --self-check  the visible checks only (no reference needed)
