@@ -12,7 +12,7 @@ from autograder.checks import declared, domains
 from autograder.lab.domain_spec import Parameter
 
 SPECS = {"logp": "tensor B T in -40..0", "mask": "prefix-mask B T", "x": "tensor B T", "bits": "mask B T",
-         "scale": "float 0.5..4", "k": "int 1..8"}
+         "scale": "float 0.5..4", "k": "int 1..8", "beta": "choice 0.01 1 10"}
 PARAMS = [Parameter.parse(name, spec) for name, spec in SPECS.items()]
 
 
@@ -30,6 +30,13 @@ def test_a_malformed_declaration_says_how_to_write_it(spec, problem):
         Parameter.parse("p", spec)
 
 
+def test_a_choice_reads_numbers_as_numbers_and_keeps_words():
+    p = Parameter.parse("p", "choice 0.1 5 -2 1e-3 mean inf True")
+    assert p.choice_values() == [0.1, 5, -2, 0.001, "mean", "inf", "True"]
+    assert [type(v) for v in p.choice_values()[:2]] == [float, int]
+    assert p.choices == ("0.1", "5", "-2", "1e-3", "mean", "inf", "True")  # the factor's levels, as written
+
+
 def test_the_kinds_parse_to_what_they_declare():
     logp, mask, x, bits = PARAMS[:4]
     assert (logp.kind, logp.dims, logp.ranged, logp.low, logp.high) == ("tensor", ("B", "T"), True, -40.0, 0.0)
@@ -39,7 +46,7 @@ def test_the_kinds_parse_to_what_they_declare():
 
 def within(args: tuple) -> None:
     """The arguments of one call of PARAMS obey every declaration."""
-    logp, mask, x, bits, scale, k = args
+    logp, mask, x, bits, scale, k, beta = args
     assert logp.shape == mask.shape == x.shape == bits.shape
     assert bool(((logp >= -40) & (logp <= 0)).all())
     lengths = mask.sum(-1, keepdim=True)
@@ -47,6 +54,7 @@ def within(args: tuple) -> None:
     assert torch.equal(mask, (torch.arange(mask.shape[-1]) < lengths).to(mask.dtype)), "its 1s come first"
     assert bool(((bits == 0) | (bits == 1)).all()) and bool((bits[..., 0] == 1).all())
     assert 0.5 <= scale <= 4 and 1 <= k <= 8
+    assert beta in (0.01, 1, 10) and not isinstance(beta, str)  # a choice of numbers gives numbers
 
 
 @pytest.fixture(autouse=True)
@@ -71,6 +79,8 @@ def test_the_chosen_examples_stay_in_the_declared_domain():
     for args in examples:
         within(args)
     assert {bool(a[1].all()) for a in examples} == {True, False}  # prefix-masks with and without padding
+    beta = PARAMS[6]  # each word of a choice is a level the examples reach, read back from the number drawn
+    assert {declared._parameter_level(beta, {"beta": a[6]}) for a in examples} == set(beta.choices)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)

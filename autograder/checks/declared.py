@@ -12,7 +12,8 @@ the bounds often; a mask's 0s and 1s with its first column 1, a prefix-mask's ro
 
 Factors: `dtype`; per size letter L, `size L` is "1" or "2..4"; per mask, "all 1" or "some 0" (a mask whose last
 size is 1 has only its first column, which is 1); per `float`/`int` range, its low, middle and high third (an int
-range of at most 3 values: each value); per `bool`, False and True; per `choice`, each value. A chosen example's
+range of at most 3 values: each value); per `bool`, False and True; per `choice`, each value (a number where the
+word reads as one). A chosen example's
 masks are prefix masks (a valid `mask` too), its tensors standard normal or uniform in their declared range.
 """
 
@@ -83,7 +84,7 @@ def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.Searc
         return st.integers(int(p.low), int(p.high))
     if p.kind == "bool":
         return st.booleans()
-    return st.sampled_from(p.choices)
+    return st.sampled_from(p.choice_values())
 
 
 def _shape(p: Parameter, sizes: dict[str, int]) -> tuple[int, ...]:
@@ -131,7 +132,9 @@ def _parameter_level(p: Parameter, arguments: dict) -> str:
         return "all 1" if bool(value.all()) else "some 0"
     if p.kind == "bool":
         return str(bool(value))
-    return str(value) if p.kind == "choice" else _range_level(p, value)
+    if p.kind == "choice":
+        return next((word for word in p.choices if p.value_of(word) == value), str(value))
+    return _range_level(p, value)
 
 
 def _int_values(p: Parameter) -> list[int]:
@@ -185,7 +188,7 @@ def _example(function: str, params: list[Parameter], levels: dict[str, str], ind
         elif p.kind == "bool":
             args.append(levels.get(p.name, "False") == "True")
         else:
-            args.append(levels.get(p.name, p.choices[0]))
+            args.append(p.value_of(levels.get(p.name, p.choices[0])))
     return tuple(args)
 
 

@@ -75,7 +75,7 @@ def _value(p: Parameter, rng: random.Random, g: torch.Generator, sizes: dict[str
         return rng.randint(int(p.low), int(p.high))
     if p.kind == "bool":
         return rng.random() < 0.5
-    return rng.choice(p.choices)
+    return rng.choice(p.choice_values())
 
 
 def _tensor(p: Parameter, shape: tuple[int, ...], g: torch.Generator, dtype: torch.dtype) -> torch.Tensor:

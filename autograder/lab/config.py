@@ -147,8 +147,8 @@ class ContractFunction:
     mask: str = doc("the parameter marking where a per-token output is padding: answers are compared where it "
                     "is 1", "")
     domain: dict[str, str] = doc("its valid inputs, one entry per parameter (`tensor B T`, `tensor B T in -40..0`, "
-                                 "`mask B T`, `prefix-mask B T`, `float 0.5..4`, `int 1..8`, `bool`, `choice A B`; "
-                                 "autograder/checks/domains.py): "
+                                 "`mask B T`, `prefix-mask B T`, `float 0.5..4`, `int 1..8`, `bool`, `choice A B`, "
+                                 "`choice 0.1 1 10` (numbers); autograder/checks/domains.py): "
                                  "what generated checks draw from", {})
     differentiable: tuple[str, ...] = doc("the parameters the training differentiates through (a single-tensor "
                                           "output only): each gets a derived gradient test", ())

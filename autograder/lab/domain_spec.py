@@ -2,11 +2,13 @@
 
 Kinds: `tensor DIMS` (optionally `tensor DIMS in LO..HI`: its entries' range), `mask DIMS` (0s and 1s, the first
 column 1), `prefix-mask DIMS` (each row's 1s a prefix of it: generated tokens, then padding), `float LO..HI`,
-`int LO..HI`, `bool`, `choice A B ...` (autograder/checks/domains.py and declared.py draw from them).
+`int LO..HI`, `bool`, `choice A B ...` (words, or numbers where they read as numbers: `choice 0.1 1 10`)
+(autograder/checks/domains.py and declared.py draw from them).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 KINDS = ("tensor", "mask", "prefix-mask", "float", "int", "bool", "choice")
@@ -21,7 +23,7 @@ class Parameter:
     dims: tuple[str, ...] = ()
     low: float = 0.0                    # a float's or int's range; a tensor's entries' when `ranged`
     high: float = 1.0
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()      # a choice's values as written (its factor's levels): value_of reads each
     ranged: bool = False                # a tensor declared `in LO..HI` (else standard normal, or [-4, 4])
     prefix: bool = False                # a mask declared `prefix-mask`
 
@@ -50,6 +52,16 @@ class Parameter:
         if kind == "choice" and not rest:
             raise ValueError(f"{name}: {spec!r}: list its values, e.g. `choice mean sum`")
         return cls(name, kind, choices=tuple(rest))
+
+
+    def value_of(self, word: str) -> int | float | str:
+        """A choice's value: the number a word reads as (`5` an int, `0.1` a float), else the word."""
+        if re.fullmatch(r"[-+]?\d+", word):
+            return int(word)
+        return float(word) if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", word) else word
+
+    def choice_values(self) -> list[int | float | str]:
+        return [self.value_of(word) for word in self.choices]
 
 
 def _range(name: str, spec: str, words: list[str], example: str) -> tuple[float, float]:
