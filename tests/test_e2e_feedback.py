@@ -9,8 +9,8 @@ import pytest
 
 from autograder.judge import e2e
 from autograder.judge.e2e import threshold
+from autograder.judge.plots import BAND_FILE
 from autograder.lab import config
-from lab12.plots import BAND_FILE
 
 REGISTRY = e2e.load_all()
 

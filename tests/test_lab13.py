@@ -290,10 +290,11 @@ def test_every_plotted_metric_has_a_reference_band():
     over the calibration's seeds (grading/data/reference_band.json, written by `calibrate`)."""
     out = in_lab13(
         "from autograder.judge import e2e\nfrom autograder.lab import config, registry\n"
+        "from autograder.judge import plots as engine_plots\n"
         "plots = registry.lab_module('plots')\n"
         "cfg = config.current()\n"
         "for name, test in e2e.load_all().items():\n"
-        "    band = plots.reference_band(name)\n"
+        "    band = engine_plots.reference_band(name)\n"
         "    spec = cfg.e2e[name]\n"
         "    steps = spec['grpo']['iterations'] if 'grpo' in spec else spec['dpo']['steps']\n"
         "    for metric in test.plotted:\n"

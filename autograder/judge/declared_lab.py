@@ -7,6 +7,7 @@ module by name, as it would the lab's own lab.py). Importing it registers them, 
     twins         a public check's call with new tensor values, the same shapes, masks and settings (domains.twin)
     confirmation  the chosen examples of each declared domain (checks/declared.py: a pairwise covering array of its
                   factors, both dtypes), on which a hint's mistake must be the only one answering as the submission
+    plots         its e2e tests' runs against the reference's band, each metric named as it is (judge/plots.py)
     data files    the property checks' shipped draws (checks/examples.py)
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import types
 
 from autograder.checks import declared, domains, examples
-from autograder.judge import diagnosis
+from autograder.judge import diagnosis, plots
 from autograder.lab import config, registry
 
 if registry.has_module("e2e_tests"):
@@ -26,7 +27,7 @@ registry.register_lab(registry.Lab(
     make_parts=lambda functions: types.SimpleNamespace(**functions),
     probe_inputs=domains.probe_inputs,
     diagnose=diagnosis.diagnose,
-    plot=lambda test, histories, metrics: [],
+    plot=plots.e2e_plots,  # each metric named as its history names it
     confirmation_calls=declared.confirmation_calls,
     twin=domains.twin,
     twin_scale=lambda function, args: 0.0,
