@@ -173,9 +173,7 @@ def _run_lanes(found: Submission, work: list[list[str]], trained: set, cfg: conf
     """Run the lanes' tests; the second lane sends each run it trains, the first waits for those it reuses."""
     assert _BUDGET is not None
     if len(work) == 2 and work[1]:
-        both_plot = plots and all(any(_plotted(t, cfg) for t in lane) for lane in work)
-        with lanes.second_lane(both_train=_lanes_training(work, trained, cfg) == 2, both_plot=both_plot) \
-                as (pool, connection):
+        with lanes.second_lane(both_train=_lanes_training(work, trained, cfg) == 2) as (pool, connection):
             future = pool.submit(_second_lane, found, work[1], cfg, mode, plots)  # forked: it inherits _BUDGET
             inbox = _Inbox(connection)
             runs = _runs_from(inbox, future.done, trained)
@@ -200,11 +198,6 @@ def _lanes_training(work: list[list[str]], trained: set, cfg: config_mod.Config)
     tests = e2e.load_all() if any(t.startswith("e2e.") for t in work[0]) else {}
     first = {k for t in work[0] if t.startswith("e2e.") for k in tests[t[4:]].runs(cfg.e2e[t[4:]]) if k not in trained}
     return sum(any(repr(k) not in replayable for k in keys) for keys in (first, trained))
-
-
-def _plotted(test_id: str, cfg: config_mod.Config) -> bool:
-    """The test may draw plots: an e2e test whose outcome students see now (run_lane's rule)."""
-    return test_id.startswith("e2e.") and cfg.tests[test_id].visibility == "visible"
 
 
 def _snapshot_both(inbox: _Inbox, done: list[TestResult], snapshot: Callable[[list[TestResult]], None]) -> None:

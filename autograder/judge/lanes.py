@@ -83,20 +83,16 @@ _IS_SECOND = False                  # True in the second lane only
 
 
 @contextmanager
-def second_lane(both_train: bool = False, both_plot: bool = False) -> Iterator[tuple[ProcessPoolExecutor, Connection]]:
+def second_lane(both_train: bool = False) -> Iterator[tuple[ProcessPoolExecutor, Connection]]:
     """A forked judge process, and the end of a pipe on which it `send`s (plain bytes: the runs it trained).
 
     Forked before any thread or child exists, it shares the imported modules (torch's ~150 MB)
     copy-on-write; gc.freeze() keeps the collector from copying those pages. `both_train`: each lane will
     train a run, so torch._dynamo (imported by a torch.optim optimiser's constructor: ~1.3 s of CPU, ~70 MB) is
-    imported once here and shared; otherwise only a lane that trains imports it, while the other works.
-    `both_plot`: each lane holds a test that may plot, so matplotlib (~0.5 s of CPU; the labs' plots import it
-    when they draw) is imported once here and shared; otherwise only a lane that draws imports it."""
+    imported once here and shared; otherwise only a lane that trains imports it, while the other works."""
     global _OUTBOX
     if both_train:
         import_dynamo()
-    if both_plot:
-        import matplotlib.figure  # noqa: F401
 
     from autograder.lab import registry
     registry.lab()  # the lab's modules (training code, plots), imported once and shared

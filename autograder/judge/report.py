@@ -51,7 +51,8 @@ def render(name: str, result: GradeResult, student: bool) -> str:
         title=config.current().title,
         detailed=lambda t: outcome_shown(t, release),
         output=result.output if not student or result.output_visibility == "visible" else "",
-        png=lambda data: base64.b64encode(data).decode())
+        png=lambda data: base64.b64encode(data).decode(),
+        mime=lambda data: "image/svg+xml" if data.startswith(b"<svg") else "image/png")
     return text_out if len(text_out) <= MAX_REPORT else text_out[:MAX_REPORT] + "\n[report cut: too long]\n"
 
 
