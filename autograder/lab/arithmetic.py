@@ -1,9 +1,9 @@
 """The same arithmetic on every machine: the kernels torch, MKL and oneDNN may use, in the judge and every child.
 
-torch picks its vector kernels by the CPU's widest instruction set (AVX-512 on this VM, AVX2 on many servers);
+torch picks its vector kernels by the CPU's widest instruction set (AVX-512 on some servers, AVX2 on others);
 MKL and oneDNN pick theirs by instruction set and vendor. Each rounds the last bits its own way, and a training
 amplifies them: a bank mistake's three PPO runs reached a gold gain of 0.189 with AVX-512 kernels, 0.094 with
-AVX2's and 0.150 with MKL's AVX2 branch alone, and its grade was 68 on one VM and 73 on another
+AVX2's and 0.150 with MKL's AVX2 branch alone, and its grade was 68 on an AMD VM and 73 on an Intel one
 (docs/validity.md, "The same arithmetic on every machine"). KERNELS pins all three to their AVX2 code paths,
 which every x86-64 server CPU since 2015 has: MKL's conditional numerical reproducibility branch (MKL_CBWR), and
 the widest instruction set torch's dispatcher and oneDNN may use. With them, a seeded training gives the same
