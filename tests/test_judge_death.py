@@ -77,11 +77,18 @@ def test_sigkill_of_the_judge_mid_grade_leaves_no_process(tmp_path):
             judge.kill()
 
 
+# 64 MB written page by page (bytes * n touches every page), by a process the OOM killer never picks
+BALLOON = ("open('/proc/self/oom_score_adj', 'w').write('-1000')\n"
+           "import time; block = b'x' * (64 << 20); time.sleep(0.5)")
+
+
 @slow
 @pytest.mark.skipif(os.geteuid() != 0 or not (MEMORY_V1 / "cgroup.procs").exists(), reason="needs cgroup v1 as root")
 def test_oom_kill_of_the_judge_leaves_no_process(tmp_path):
-    """The judge runs under a hard memory limit; mid-grade the limit drops to just above what it holds, so
-    the training runs meet the OOM killer, told to prefer the judge: its lane and children must go too."""
+    """The judge runs under a hard memory limit; mid-grade the limit drops to just above what it holds and a
+    balloon in the same group (never the OOM killer's choice) takes the rest, so the group meets the OOM killer,
+    told to prefer the judge: its lane and children must go too. (The grade's own growth once did it; a grade that
+    draws no matplotlib plot no longer grows enough.)"""
     group = MEMORY_V1 / f"autograder-oom-{uuid.uuid4().hex[:8]}"
     group.mkdir()
     (group / "memory.limit_in_bytes").write_text(str(768 << 20))
@@ -89,12 +96,16 @@ def test_oom_kill_of_the_judge_leaves_no_process(tmp_path):
     judge = start_grade(tmp_path, preexec=lambda: os.write(procs, b"0"))
     try:
         tree = wait_for_children(judge, at_least=3)
-        time.sleep(2)
+        deadline = time.monotonic() + 240  # into the tests (the first written result): past the grade's own
+        while not (tmp_path / "out" / "results.json").exists() and time.monotonic() < deadline:  # memory check
+            time.sleep(0.2)
         tree |= descendants(judge.pid)
         Path(f"/proc/{judge.pid}/oom_score_adj").write_text("1000")  # its children keep 0
         usage = int((group / "memory.usage_in_bytes").read_text())
-        (group / "memory.limit_in_bytes").write_text(str(usage + (16 << 20)))  # the e2e runs need more
+        (group / "memory.limit_in_bytes").write_text(str(usage + (16 << 20)))
+        balloon = subprocess.Popen([sys.executable, "-c", BALLOON], preexec_fn=lambda: os.write(procs, b"0"))
         code = judge.wait(timeout=120)
+        balloon.wait(timeout=60)
         assert code == -signal.SIGKILL, f"the judge was not OOM-killed (exit {code})"
         tree |= {int(p) for p in (group / "cgroup.procs").read_text().split()}
         assert_all_gone(tree)
