@@ -96,7 +96,7 @@ def hints_never_confirmed(lab: Path) -> None:  # its own hooks give no confirmat
         "\nfrom . import e2e_tests  # noqa: F401\n\nregistry.register_lab(registry.Lab(\n"
         "    name='toylab', make_parts=lambda functions: types.SimpleNamespace(**functions),\n"
         "    probe_inputs=domains.probe_inputs, diagnose=diagnosis.diagnose, plot=lambda t, h, m: [],\n"
-        "    confirmation_calls=lambda function: [], twin=domains.twin, twin_scale=lambda f, a: 0.0,\n"
+        "    confirmation_calls=lambda function: [], twin=domains.twin,\n"
         "    data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),)))\n")
 
 

@@ -4,9 +4,8 @@ checks/derived.py in a full lab, never shipped to students):
     PART.matches_reference  F against the reference on its declared domain: the draws of a strategy over the whole
                             domain (checks/declared.py, shipped in examples.json like any property check's), then the
                             chosen examples of a pairwise covering array of the domain's factors; values at the
-                            precision returned (a scalar's with its rounding allowance), and a scalar answer's
-                            gradient to each `differentiable` parameter
-    rounding_allowance(ref, F, args)  how far float32 rounding may move a correct scalar answer
+                            precision returned (a scalar's with its rounding allowance: tools.reference_answer),
+                            and a scalar answer's gradient to each `differentiable` parameter
 
     lab_domains()           DIFFERENTIAL, FACTORS and IMPOSSIBLE (what validate's coverage reads): the lab's
                             grading/checks/hidden/domains.py for the functions it names, derived for the others
@@ -17,8 +16,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 from typing import Any, Callable
-
-import torch
 
 from autograder.checks import declared, examples, tools
 from autograder.checks.base import REGISTRY, Context
@@ -49,28 +46,11 @@ def check(function: str) -> Callable[[Context], None]:
             if tools.RECORDED is not None:  # validate's coverage (expect_like_reference asks without recording)
                 tools.RECORDED.append((function, args, {}))
             expect_like_reference(ctx, Call(function, args, grad=grad, names=spec.parameters,
-                                            shape=spec.shapes(args)),
-                                  lambda f, a: rounding_allowance(ctx.ref, f, a) if spec.returns == "scalar" else 0.0)
+                                            shape=spec.shapes(args)))
         body.__module__ = __name__
         examples.for_all(ctx, declared.strategy(function), body, chosen=function)
     derived_differential.__module__ = __name__
     return derived_differential
-
-
-def rounding_allowance(ref: Any, function: str, args: tuple) -> float:
-    """sum_i |x_i * d f / d x_i| over the call's floating tensor arguments, from the reference in float64 (0 where it
-    rejects the call): how far a correct computation's float32 rounding of what it adds up may move a scalar
-    answer (a difference of sums near -200 each carries their rounding; tools.expect_close adds 4 eps of it to the
-    absolute tolerance)."""
-    inputs = [a.detach().double().requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point()
-              else a for a in args]
-    tensors = [a for a in inputs if isinstance(a, torch.Tensor)]
-    try:
-        value = getattr(ref, function)(*inputs)
-        grads = torch.autograd.grad(value, tensors, allow_unused=True)
-    except Exception:  # noqa: BLE001 - a call the reference rejects has no value to allow for
-        return 0.0
-    return float(sum((x.detach() * g).abs().sum() for x, g in zip(tensors, grads) if g is not None))
 
 
 # ---------------------------------------------------------------- the lab's domains, declared or derived

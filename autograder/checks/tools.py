@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -15,6 +15,7 @@ from hypothesis.internal.conjecture import providers
 from hypothesis.reporting import with_reporter
 
 from autograder.checks.base import CheckFailed, Context
+from autograder.lab import config
 from autograder.sandbox import textsafe
 from autograder.sandbox.remote import SubmissionError, parameter_names
 from autograder.sandbox.textsafe import fmt
@@ -244,26 +245,26 @@ def fresh_twins(ctx: Context, made: list[Call]) -> None:
 
 
 def expect_like_reference(ctx: Context, made: Call,
-                          scale: Callable[[str, tuple], float] = lambda f, a: 0.0) -> Answer | None:
+                          scale: Callable[[str, tuple], float] | None = None) -> Answer | None:
     """The submission answers `made` as the reference does: the same exception for a rejected input; else the
     value (where `mask` is 1, for a per-token output) and each requested gradient, at the checks' tolerances
-    (plus the rounding allowance of `scale(function, args)` for values). Raises CheckFailed; returns the
-    answer (None for a rejected input)."""
-    expected = _reference_answer(ctx.ref, made)
+    plus a scalar value's rounding allowance (`reference_answer`; a lab's `scale(function, args)` where it is
+    larger). Raises CheckFailed; returns the answer (None for a rejected input)."""
+    expected = reference_answer(ctx.ref, made)
     if isinstance(expected, BaseException):
         _expect_raise(ctx, made, expected)
         return None
-    value, grads = expected
+    allowance = max(expected.allowance, scale(made.function, made.args) if scale else 0.0)
     answer = ask(ctx, made)
     names = parameter_names(made.function)
     mask = made.args[names.index("mask")] if "mask" in names[:len(made.args)] else None
     got = answer.value if isinstance(answer.value, tuple) else (answer.value,)
+    value = expected.value
     for i, (g, e) in enumerate(zip(got, value if isinstance(value, tuple) else (value,))):
         what = f"output {i + 1} of {made.function}" if len(got) > 1 else f"{made.function}'s value"
         answer.expect_close(ctx, g, e, f"{what} differs from the reference",
-                            mask if mask is not None and g.shape == mask.shape else None,
-                            scale(made.function, made.args))
-    for i, g_sub, g_ref in zip(made.grad, answer.grads, grads):
+                            mask if mask is not None and g.shape == mask.shape else None, allowance)
+    for i, g_sub, g_ref in zip(made.grad, answer.grads, expected.grads):
         wrt = names[i] if i < len(names) else f"argument {i + 1}"
         if g_sub is None:
             raise answer.fail(f"no gradient reached {wrt}", expected=f"a gradient w.r.t. {wrt}", got="none")
@@ -271,23 +272,59 @@ def expect_like_reference(ctx: Context, made: Call,
     return answer
 
 
-def _reference_answer(ref, made: Call):
-    """(value, grads) of the reference on `made`, computed in float64 and returned in the call's dtype; or the
-    exception it raises (a rejected input)."""
-    dtype = next(a.dtype for a in made.args if isinstance(a, torch.Tensor) and a.is_floating_point())
-    args = [a.detach().double().requires_grad_(i in made.grad) if isinstance(a, torch.Tensor) and
-            a.is_floating_point() else a for i, a in enumerate(made.args)]
-    try:
-        value = getattr(ref, made.function)(*args, **made.kwargs)
-    except Exception as exc:  # noqa: BLE001 - the reference rejects this input: the submission must too
-        return exc
-    grads = torch.autograd.grad(value, [args[i] for i in made.grad]) if made.grad else ()
+@dataclass(frozen=True)
+class Expected:
+    """The reference's answer to a call, computed in float64 and returned in the call's dtype."""
+
+    value: Any          # a tensor, or a tuple of tensors
+    grads: list         # d(value)/d(args[i]) for each i in the call's `grad`
+    allowance: float    # a scalar value's rounding allowance: sum_i |x_i * d value / d x_i| over the floating
+    #                     tensor arguments (how far a correct float32 computation that adds up the same terms in
+    #                     another order may land; expect_close adds 4 eps of it); 0 for a tensor value
+
+
+def reference_answer(ref: Any, made: Call, scalar: bool | None = None) -> Expected | BaseException:
+    """The reference's answer to `made` (one float64 call), or the exception it raises (a rejected input).
+    `scalar`: whether the function returns one number (default: what the lab's contract says)."""
+    if scalar is None:
+        spec = config.current().contract.get(made.function)
+        scalar = spec is not None and spec.returns == "scalar"
+    floats = [i for i, a in enumerate(made.args) if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    answered = _call_reference(ref, made, floats if scalar else made.grad)
+    if isinstance(answered, BaseException) and scalar:  # it rejects inputs that need a gradient: ask it as asked
+        answered, floats = _call_reference(ref, made, made.grad), []
+    if isinstance(answered, BaseException):
+        return answered
+    value, args = answered
+    grads = torch.autograd.grad(value, [args[i] for i in made.grad], retain_graph=bool(floats)) if made.grad else ()
+    dtype = made.args[next(i for i, a in enumerate(made.args)
+                           if isinstance(a, torch.Tensor) and a.is_floating_point())].dtype
 
     def cast(v: torch.Tensor) -> torch.Tensor:
         return v.detach().to(dtype) + 0.0  # + 0.0: -0.0 shown as 0.0
 
-    value = tuple(cast(v) for v in value) if isinstance(value, tuple) else cast(value)
-    return value, [cast(g) for g in grads]
+    return Expected(tuple(cast(v) for v in value) if isinstance(value, tuple) else cast(value),
+                    [cast(g) for g in grads], _allowance(value, [args[i] for i in floats]) if scalar else 0.0)
+
+
+def _call_reference(ref: Any, made: Call, wrt: Sequence[int]) -> tuple[Any, list] | BaseException:
+    """(value, its float64 arguments, those in `wrt` and the call's `grad` requiring a gradient), or what the
+    reference raises."""
+    args = [a.detach().double().requires_grad_(i in wrt or i in made.grad)
+            if isinstance(a, torch.Tensor) and a.is_floating_point() else a for i, a in enumerate(made.args)]
+    try:
+        return getattr(ref, made.function)(*args, **made.kwargs), args
+    except Exception as exc:  # noqa: BLE001 - the reference rejects this input: the submission must too
+        return exc
+
+
+def _allowance(value: Any, inputs: list[torch.Tensor]) -> float:
+    """sum_i |x_i * d value / d x_i| (Expected.allowance); 0 where the value has no gradient."""
+    try:
+        grads = torch.autograd.grad(value, inputs, allow_unused=True)
+    except RuntimeError:  # a value that does not depend differentiably on its inputs
+        return 0.0
+    return float(sum((x.detach() * g).abs().sum() for x, g in zip(inputs, grads) if g is not None))
 
 
 def _expect_raise(ctx: Context, made: Call, expected: BaseException) -> None:

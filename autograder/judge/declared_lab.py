@@ -30,6 +30,5 @@ registry.register_lab(registry.Lab(
     plot=plots.e2e_plots,  # each metric named as its history names it
     confirmation_calls=declared.confirmation_calls,
     twin=domains.twin,
-    twin_scale=lambda function, args: 0.0,
     data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),),
 ))

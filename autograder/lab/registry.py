@@ -58,13 +58,15 @@ class Lab:
     plot: Callable[[str, dict, tuple[str, ...]], list[tuple[str, bytes]]]  # (test, histories, metrics) -> PNGs
     confirmation_calls: Callable[[str], Sequence]      # function -> chosen calls that confirm a diagnosis
     twin: Callable[..., tuple[tuple, dict]]            # (function, args, kwargs, valid, position) -> a fresh input
-    twin_scale: Callable[[str, tuple], float]          # rounding allowance of a twin's value
     data_files: tuple[DataFile, ...] = ()  # in the order they are computed (a later one may read an earlier one)
     band_metrics: tuple[str, ...] = ()     # per-iteration metrics of the calibration's reference band (plots)
     # function -> the chosen examples its differential check runs after the draws (autograder/checks/examples.py;
     # none given: those derived from its declared domain, autograder/checks/declared.py)
     chosen_examples: Callable[[str], Sequence] = lambda function: ()
     replays: Replays | None = None         # its recorded trainings replay (else every run trains)
+    # (function, args) -> a twin's rounding allowance where it is larger than the derived one (the sum of |x dF/dx|
+    # of a scalar answer: autograder/checks/tools.py `reference_answer`)
+    twin_scale: Callable[[str, tuple], float] | None = None
 
 
 _LAB: Lab | None = None

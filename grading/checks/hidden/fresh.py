@@ -63,8 +63,9 @@ def twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -
 
 
 def scale(function: str, args: tuple) -> float:
-    """What a correct computation adds up (tools.Answer.expect_close's `scale`): the policy loss's sum of
-    |ratio * A| over generated tokens; 0 for the others (their twins add up small terms)."""
+    """A twin's rounding allowance where it is wider than the derived one (Lab.twin_scale): the policy loss's sum
+    of |ratio * A| over generated tokens, a sequential float32 sum's worst case; 0 for the others (the derived
+    allowance, sum |x dF/dx|, serves them)."""
     if function != "ppo_policy_loss":
         return 0.0
     logp, old_logp, advantages, mask = args[:4]

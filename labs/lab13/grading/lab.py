@@ -58,7 +58,6 @@ registry.register_lab(registry.Lab(
     plot=plots.e2e_plots,
     confirmation_calls=chosen.confirmation_calls,
     twin=twin,
-    twin_scale=lambda function, args: 0.0,
     data_files=(  # the checks' examples, then the recorded trainings
         registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),
         registry.DataFile(replay.DATA_FILE, replay.is_current, replay.write_reference),
