@@ -20,7 +20,7 @@ from autograder.checks.strategies import Ragged
 from autograder.lab import bank, config, fingerprints
 from autograder.lab.entries import contract_with
 from autograder.lab.reference import load_reference
-from autograder.sandbox.remote import SubmissionError, reasked
+from autograder.sandbox.remote import FAILED_FOR_GOOD, SubmissionError, reasked
 from lab12.checks.hidden import chosen
 from lab12.checks.hidden.domains import DIFFERENTIAL
 
@@ -187,6 +187,38 @@ def test_without_shrinking_a_failure_is_the_same_failure_unshrunk(shrink, monkey
     with pytest.raises(CheckFailed, match="fails on 7"):
         examples.for_all(ctx, strategy, body)
     assert bool(live) == shrink
+
+
+@pytest.mark.parametrize("kind", FAILED_FOR_GOOD)
+def test_a_function_failed_for_good_is_not_shrunk_and_reads_as_the_live_run_would(kind, monkeypatch):
+    """A stub's NotImplementedError (a missing function, a child that died, an inconsistent answer): the
+    submission refuses every later call with the same failure `again()`, so the live run could only shrink inputs
+    it never looks at (~1 s of a blank starter's grade). It is skipped; what is raised is what it raised."""
+    ctx = local_context(load_reference(), load_reference())
+    strategy = examples.st.integers(0, 9)
+    monkeypatch.setitem(examples.DRAWN, examples.example_key(__name__, strategy, ctx.hypothesis["max_examples"]),
+                        [0, 7, 8])
+    first = SubmissionError("f raised NotImplementedError", kind, "NotImplementedError", "TODO")
+
+    def body_of_a_remote():
+        calls = []
+
+        def body(example):
+            calls.append(example)
+            raise first if len(calls) == 1 else first.again()
+        return body, calls
+    live_body, _ = body_of_a_remote()
+    with pytest.raises(SubmissionError) as live:
+        examples.tools.for_all(ctx, strategy, live_body)
+    body, calls = body_of_a_remote()
+    runs = []
+    monkeypatch.setattr(examples.tools, "for_all", lambda *args: runs.append(args))
+    with pytest.raises(SubmissionError) as shortcut:
+        examples.for_all(ctx, strategy, body)
+    assert runs == [] and calls == [0]
+    fields = ("kind", "exc_type", "detail", "private_inputs", "child_saw")
+    assert (str(shortcut.value), *(getattr(shortcut.value, f) for f in fields)) == \
+        (str(live.value), *(getattr(live.value, f) for f in fields))
 
 
 def test_a_failure_on_a_chosen_example_is_reported(monkeypatch):

@@ -43,6 +43,7 @@ from autograder.checks import Context, tools
 from autograder.checks.strategies import Ragged
 from autograder.lab import arithmetic, paths
 from autograder.lab.fingerprints import code_of, numerics
+from autograder.sandbox.remote import FAILED_FOR_GOOD, SubmissionError
 
 # the code the draws and the chosen examples depend on: the lab's checks, and this package's
 CODE_DIRS = {"lab": paths.GRADING / "checks", "engine": Path(__file__).resolve().parent}
@@ -69,6 +70,8 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], Non
         tools.for_all(ctx, strategy, body)
     else:
         failure = first_failure(listed(), body)
+        if isinstance(failure, SubmissionError) and failure.kind in FAILED_FOR_GOOD:
+            raise failure.again()  # what the live run would raise for every input: no input to shrink
         if failure is not None:
             if SHRINK:
                 tools.for_all(ctx, strategy, body)

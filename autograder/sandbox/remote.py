@@ -88,6 +88,12 @@ class SubmissionError(Exception):
                                child_saw=self.child_saw)
 
 
+# Failures after which the function stays failed (every later call of it in the grade, or in the test for
+# "inconsistent", raises the same failure `again()`, without asking the child): RemoteSubmission's `_broken` and
+# `_inconsistent`.
+FAILED_FOR_GOOD = ("missing", "not_implemented", "died", "inconsistent")
+
+
 def parameter_names(fn: str) -> tuple[str, ...]:
     """The contract function's parameters, in order (grading.yaml `contract`); () for any other name."""
     spec = config.current().contract.get(fn)
