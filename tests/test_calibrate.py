@@ -71,6 +71,18 @@ def test_raw_runs_resume_whatever_the_thresholds(tmp_path):
     assert cal.task_done(cal.Task(("kl_penalty",), 0), cal.load_raw(raw, {"kl_penalty": spec}))
 
 
+def test_a_shared_run_measured_again_is_counted_once(tmp_path):
+    """kl_penalty's runs resumed, ptx's not: ptx's task (which shares kl_penalty's run) measures it again; each
+    seed's run counts once, in the raw file read back and in the summary."""
+    spec = {"points": 5, "seed": 1, "ppo": {"iterations": 70}, "min_gold_gain": 0.35, "max_malformed": 0.1}
+    raw = tmp_path / "raw.jsonl"
+    run = cal.Run("kl_penalty", 0, None, {"gold_gain": 0.45, "malformed": 0.0}, "", {})
+    cal.append_raw(raw, [run, run, cal.Run("kl_penalty", 1, None, run.metrics, "", {})], {"kl_penalty": spec})
+    assert [(r.test, r.index) for r in cal.load_raw(raw, {"kl_penalty": spec})] == [("kl_penalty", 0),
+                                                                                  ("kl_penalty", 1)]
+    assert len(cal.unique([run, run, cal.Run("ptx", 0, None, {}, "", {})])) == 2
+
+
 def test_mistake_outcomes_are_merged_test_by_test_and_go_stale_with_the_code(tmp_path, monkeypatch):
     """A calibration of some mistakes or tests keeps what the file knows of the others (nothing lost); an entry
     counts only while the e2e code (the fingerprint) and the mistake's own code (its source) are today's."""

@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
           + (f" ({len(done)} runs resumed from {args.raw})" if done else ""))
     for item in args.set:
         print(f"  setting {item}")
-    runs = done + cal.run_all(e2e, tasks, args.workers, progress=_progress(started, args.raw, e2e))
+    runs = cal.unique(done + cal.run_all(e2e, tasks, args.workers, progress=_progress(started, args.raw, e2e)))
     print(f"done in {time.monotonic() - started:.0f} s wall\n")
 
     rows = cal.summarise(runs, e2e, min_std, min_abs)

@@ -179,7 +179,7 @@ def load_raw(path: Path, e2e: dict) -> list[Run]:
             if run.metrics is not None:  # judged again: the thresholds may have changed
                 run.message = REGISTRY[run.test].verdict(e2e[run.test], run.metrics)
             runs.append(run)
-    return runs
+    return unique(runs)
 
 
 def measured(spec: dict) -> dict:
@@ -189,6 +189,13 @@ def measured(spec: dict) -> dict:
     thresholds = {bound for test in REGISTRY.values() for bound in test.thresholds}
     ignored = thresholds | {"points", "visibility", "inputs_visibility", "lane"}
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in spec.items() if k not in ignored}
+
+
+def unique(runs: list[Run]) -> list[Run]:
+    """The first run of each (test, seed, mistake): a task that shares a run (ptx reuses kl_penalty's) measures it
+    again when only the other test was left to resume, and the two are the same run."""
+    seen: set = set()
+    return [r for r in runs if (key := (r.test, r.index, r.entry)) not in seen and not seen.add(key)]
 
 
 def task_done(task: Task, runs: list[Run]) -> bool:
