@@ -133,8 +133,9 @@ def measure_kl_penalty(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
 
 
 @e2e_test("blind_spot", "PPO without a KL penalty exploits the reward model's blind spot",
-          "the same PPO run without the KL penalty (beta = 0): the policy should exploit the RM (more even "
-          "digits, no <eos>), so the RM score rises while gold falls and malformed answers dominate",
+          "PPO without the KL penalty (beta = 0, and a smaller learning rate, so that it explores long enough to "
+          "meet the blind spot): the policy should exploit the RM (more even digits, no <eos>), so the RM score "
+          "rises while gold falls and malformed answers dominate",
           [Criterion("rm_gain", "min_rm_gain", ">=",
                      "without a KL penalty the RM score should rise a lot (the policy exploits the RM)", "RM gain"),
            Criterion("gold_change", "max_gold_change", "<=", BLIND_SPOT_MISSED),
