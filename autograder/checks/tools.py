@@ -290,21 +290,21 @@ def reference_answer(ref: Any, made: Call, scalar: bool | None = None) -> Expect
         spec = config.current().contract.get(made.function)
         scalar = spec is not None and spec.returns == "scalar"
     floats = [i for i, a in enumerate(made.args) if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    answered = _call_reference(ref, made, floats if scalar else made.grad)
-    if isinstance(answered, BaseException) and scalar:  # it rejects inputs that need a gradient: ask it as asked
-        answered, floats = _call_reference(ref, made, made.grad), []
+    dtype = made.args[floats[0]].dtype
+    allowed = floats if scalar else []  # the arguments the allowance sums over
+    answered = _call_reference(ref, made, allowed)
+    if isinstance(answered, BaseException) and allowed:  # it rejects inputs that need a gradient: ask it as asked
+        answered, allowed = _call_reference(ref, made, []), []
     if isinstance(answered, BaseException):
         return answered
     value, args = answered
-    grads = torch.autograd.grad(value, [args[i] for i in made.grad], retain_graph=bool(floats)) if made.grad else ()
-    dtype = made.args[next(i for i, a in enumerate(made.args)
-                           if isinstance(a, torch.Tensor) and a.is_floating_point())].dtype
+    grads = torch.autograd.grad(value, [args[i] for i in made.grad], retain_graph=bool(allowed)) if made.grad else ()
 
     def cast(v: torch.Tensor) -> torch.Tensor:
         return v.detach().to(dtype) + 0.0  # + 0.0: -0.0 shown as 0.0
 
     return Expected(tuple(cast(v) for v in value) if isinstance(value, tuple) else cast(value),
-                    [cast(g) for g in grads], _allowance(value, [args[i] for i in floats]) if scalar else 0.0)
+                    [cast(g) for g in grads], _allowance(value, [args[i] for i in allowed]) if allowed else 0.0)
 
 
 def _call_reference(ref: Any, made: Call, wrt: Sequence[int]) -> tuple[Any, list] | BaseException:

@@ -194,8 +194,10 @@ def measured(spec: dict) -> dict:
 def unique(runs: list[Run]) -> list[Run]:
     """The first run of each (test, seed, mistake): a task that shares a run (ptx reuses kl_penalty's) measures it
     again when only the other test was left to resume, and the two are the same run."""
-    seen: set = set()
-    return [r for r in runs if (key := (r.test, r.index, r.entry)) not in seen and not seen.add(key)]
+    first: dict[tuple, Run] = {}
+    for run in runs:
+        first.setdefault((run.test, run.index, run.entry), run)
+    return list(first.values())
 
 
 def task_done(task: Task, runs: list[Run]) -> bool:
