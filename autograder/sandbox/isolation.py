@@ -81,8 +81,10 @@ class Isolation:
         layers.append("cgroup memory limit" if self.cgroup else memory)
         return " + ".join(layers)
 
-    def command(self, home: Path, inner: list[str], seccomp_fd: int | None, tmp_bytes: int) -> list[str]:
-        """argv that runs `inner` (the worker) in the sandbox; `home` is bound read-only at its own path."""
+    def command(self, home: Path, inner: list[str], seccomp_fd: int | None, tmp_bytes: int,
+                info_fd: int | None = None) -> list[str]:
+        """argv that runs `inner` (the worker) in the sandbox; `home` is bound read-only at its own path. `info_fd`:
+        where bubblewrap writes {"child-pid": PID}, the pid of the process in the sandbox (a warm child's holder)."""
         if not self.bwrap:
             return inner
         argv = [self.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -119,6 +121,8 @@ class Isolation:
                 argv += ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
         if seccomp_fd is not None:
             argv += ["--seccomp", str(seccomp_fd)]
+        if info_fd is not None:
+            argv += ["--info-fd", str(info_fd)]
         return argv + ["--chdir", "/tmp", "--", *inner]
 
     def landlock_rules(self, home: Path) -> dict:

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autograder.lab.config import Limits
-from autograder.sandbox import isolation, secret_files, zygote
+from autograder.sandbox import isolation, secret_files
 from autograder.sandbox.isolation import IsolationError
 from autograder.sandbox.sandbox import Child, ChildFailure, SandboxError, started
 
@@ -89,14 +89,11 @@ def ensure_secrets_hidden(limits: Limits, extra: Iterable[Path] = (),
 def ensure_child_can_work(limits: Limits, iso: isolation.Isolation | None = None) -> None:
     """Raise ChildCannotWork (one sentence) unless a child started here could read its world and submission
     folders and write its temp folder (~0.1 s: one probe). ensure_secrets_hidden asks this too."""
-    warm = zygote.running()
     probe = _start_probe(limits, iso or isolation.detect())
     try:
         _ensure_usable(probe)
     finally:
         probe.kill()
-        if not warm:  # a zygote started for this probe alone (grade-all's coordinator) does not linger
-            zygote.stop()
 
 
 def _start_probe(limits: Limits, iso: isolation.Isolation) -> Child:

@@ -10,12 +10,12 @@ The child sees a private folder holding the worker (`autograder/sandbox/child/`)
 submission (copied without following links), and nothing of the judge: not the reference, not the
 hidden tests, not grading.yaml (how, and what degrades without bubblewrap or root: see
 autograder/sandbox/isolation.py and docs/isolation.md). Before any submission code runs, the worker drops to
-its own uid, sets the rlimits and (without bubblewrap) installs the seccomp filter. Output is drained
-concurrently into a capped buffer; what is past the cap is read, counted and dropped (printing never
-stops the child: the time limits bound its cost). Every way of failing raises ChildFailure with one
-plain sentence of the grader's own (no text or number of the child's choosing: textsafe WORDS at most)
-and a `kind`: time, cpu, memory, signal, exit, protocol, unreadable; what the child itself said or
-chose (its exit code or signal, its last output line, the frame it sent) is in `detail`, cleaned.
+its own uid, sets the rlimits and installs the seccomp filter where bubblewrap does not (without it, or in a warm
+child: zygote.py). Output is drained concurrently into a capped buffer; what is past the cap is read, counted
+and dropped (printing never stops the child: the time limits bound its cost). Every way of failing raises
+ChildFailure with one plain sentence of the grader's own (no text or number of the child's choosing: textsafe
+WORDS at most) and a `kind`: time, cpu, memory, signal, exit, protocol, unreadable; what the child itself said
+or chose (its exit code or signal, its last output line, the frame it sent) is in `detail`, cleaned.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 from autograder.lab import arithmetic, config
 from autograder.lab.config import Limits
 from autograder.lab.paths import world_files
-from autograder.sandbox import filetree, ipc, isolation, textsafe, zygote
+from autograder.sandbox import filetree, holder, ipc, isolation, textsafe, zygote
 from autograder.sandbox.budget import CallClock
 from autograder.sandbox.child import wire
 
@@ -135,6 +135,8 @@ class Child:
         self.home = Path(tempfile.mkdtemp(prefix=f"autograder-child-{isolation.pid_namespace()}-{os.getpid()}-",
                                           dir=CHILD_ROOT)).resolve()
         self.leaf: isolation.CgroupLeaf | None = None
+        self.holder: holder.Holder | None = None  # a warm child's own bubblewrap sandbox (holder.py)
+        self._bwrap_confines = bool(self.iso.bwrap)  # bubblewrap applies seccomp and says 128 + N for signal N
         self.hello: dict = {}
         self._owner = os.getpid()  # a forked judge (the second lane) never uses its parent's early children
         try:  # no child outlives a failed start, whatever failed
@@ -209,7 +211,8 @@ class Child:
         # -I ignores PYTHON* variables: -u (unbuffered: output kept at a kill), -B
         leaf = self.leaf
         try:
-            forked = self._forked(program, inner[5:7], env, passed) if zygote.serves(self.iso) else None
+            forked = self._forked(program, inner[5:7], env, passed) if _warm(program, self.iso) else None
+            self._bwrap_confines = self.iso.bwrap is not None and forked is None  # else the worker confines itself
             self.proc: zygote.Forked | subprocess.Popen = forked or subprocess.Popen(
                 self.iso.command(self.home, inner, seccomp_fd, self.limits.tmp_mb << 20),
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=passed,
@@ -231,18 +234,28 @@ class Child:
             self._hand_over(self.uid)
 
     def _forked(self, program: str, argv: list[str], env: dict, passed: list[int]) -> zygote.Forked | None:
-        """The child forked by the zygote (autograder/sandbox/zygote.py), in its cgroup leaf; None when the zygote
-        cannot
-        (a fresh child is started instead)."""
+        """The child forked by the zygote (autograder/sandbox/zygote.py), in its cgroup leaf and, under bubblewrap,
+        in its own sandbox's namespaces (holder.py); None when the zygote or bubblewrap cannot (a fresh child is
+        started instead)."""
         out_r, out_w = os.pipe()
         try:
-            pid = zygote.fork(self.home, program, argv, env, (passed[0], passed[1], out_w))
-        except zygote.ZygoteError as exc:
+            if self.iso.bwrap:
+                self.holder = holder.Holder(self.iso, self.home, self.limits.tmp_mb << 20, env,
+                                            self.leaf.enter if self.leaf is not None else None)
+            sandbox = self.holder.namespaces if self.holder is not None else []
+            cwd = env["TMPDIR"] if self.holder is not None else str(self.home)  # as bubblewrap's --chdir /tmp
+            pid = zygote.fork(self.home, program, argv, env, (passed[0], passed[1], out_w, *sandbox), cwd)
+        except (zygote.ZygoteError, holder.HolderError) as exc:
             os.close(out_r)
+            if self.holder is not None:
+                self.holder.kill()
+                self.holder = None
             print(f"autograder: a fresh child is started ({exc})", file=sys.stderr)
             return None
         finally:
             os.close(out_w)
+            if self.holder is not None:
+                self.holder.close_namespaces()
         proc = zygote.Forked(pid, os.fdopen(out_r, "rb"))
         if self.leaf is not None:
             self.leaf.add(proc.pid)  # before its set-up: every process it starts is in the leaf too
@@ -263,7 +276,7 @@ class Child:
         rlimits = {"RLIMIT_CORE": [0, 0], "RLIMIT_FSIZE": [lim.file_bytes] * 2, "RLIMIT_NOFILE": [lim.open_files] * 2,
                    "RLIMIT_AS": [lim.address_space_mb << 20] * 2,
                    "RLIMIT_CPU": [int(lim.cpu_seconds), int(lim.cpu_seconds) + 1]}  # SIGXCPU, then SIGKILL
-        program = list(self.iso.seccomp) if self.iso.seccomp and not self.iso.bwrap else None
+        program = list(self.iso.seccomp) if self.iso.seccomp and not self._bwrap_confines else None
         landlock = self.iso.landlock_rules(self.home) if self.iso.landlock else None
         return {"op": "setup", "uid": self.uid, "rlimits": rlimits, "processes": lim.processes, "seccomp": program,
                 "landlock": landlock}
@@ -376,7 +389,7 @@ class Child:
                     "memory", "")
         if code is None:
             return f"the submission closed its channel during {what}", "exit", ""
-        signum = -code if code < 0 else code - 128 if self.iso.bwrap and code > 128 else 0  # bwrap: 128 + signal
+        signum = -code if code < 0 else code - 128 if self._bwrap_confines and code > 128 else 0  # bwrap: 128 + signal
         if signum in (signal.SIGXCPU,):
             return f"the submission used more than {lim.cpu_seconds:g} s of CPU time during {what}", "cpu", ""
         # The code and signal are the submission's choice (an input's digits): they go with the inputs, in detail.
@@ -468,10 +481,10 @@ class Child:
             self._reason = reason
         if self.leaf is not None:
             self.leaf.kill()
-        proc = getattr(self, "proc", None)
-        if proc is not None:
+        leaders = [getattr(self, "proc", None), self.holder.proc if self.holder is not None else None]
+        for leader in filter(None, leaders):
             try:  # the group outlives the leader when it left children behind: always kill it
-                os.killpg(proc.pid, signal.SIGKILL)
+                os.killpg(leader.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
 
@@ -500,6 +513,9 @@ class Child:
                 proc.wait(timeout=KILL_SECONDS)
             except subprocess.TimeoutExpired:
                 pass
+        if self.holder is not None:
+            self.holder.kill()
+            self.holder = None
         drainer = getattr(self, "_drainer", None)  # none when the start was interrupted before it was made
         if drainer is not None and drainer.ident is not None:
             drainer.join(timeout=1)
@@ -524,12 +540,18 @@ def _early_key(submission: Path | None, limits: Limits, program: str) -> tuple:
     return (str(Path(submission).resolve()) if submission is not None else None, limits, program)
 
 
+def _warm(program: str, iso: isolation.Isolation) -> bool:
+    """Whether this child is forked by the zygote: a worker where the zygote serves; the secrets probe imports no
+    torch (~0.1 s fresh), so it starts at once instead of waiting for the zygote's import."""
+    return program == "worker.py" and zygote.serves(iso)
+
+
 def start_early(submission: Path | None, limits: Limits, iso: isolation.Isolation | None = None,
                 program: str = "worker.py") -> None:
     """Start a child's interpreter now (its ~1 s of imports overlap the judge's preparation); `started` with the
     same arguments hands it over. Nothing of the submission runs before then. A start that fails here is
     forgotten: the start at hand-over says why."""
-    if zygote.serves(iso or isolation.detect()):
+    if _warm(program, iso or isolation.detect()):
         zygote.start()  # its children are forked in milliseconds once it has imported torch
         return
     key = _early_key(submission, limits, program)

@@ -2,20 +2,26 @@
 instead of ~1 s of CPU for a fresh `python -I worker.py`).
 
     if zygote.serves(iso):
-        proc = zygote.fork(home, "worker.py", [submission, world], env, (to_child_r, from_child_w, output_w))
-        proc.pid; proc.poll(); proc.wait(timeout=5)     # as subprocess.Popen's, told by the zygote
+        pid = zygote.fork(home, "worker.py", [submission, world], env, (to_child_r, from_child_w, output_w), cwd)
+        proc = zygote.Forked(pid, output)               # proc.poll(), proc.wait(timeout=5): as Popen's, told by it
     zygote.stop()                                        # the grade's end: the zygote and its children die
 
-Where: only at the level "no bubblewrap + own uid" (Docker's, Gradescope's), where a fresh child is a plain
-`python -I worker.py` that confines itself (confine.py). A forked child confines itself identically, from the same
-set-up frame, before any submission code runs: own uid (the zygote is root: the child cannot signal, ptrace or
-read the /proc entries of it or of another child), no supplementary groups, rlimits, Landlock, seccomp, its own
-folder, session and descriptors (0-4 only). It shares nothing writable with another child: its memory is a
-copy-on-write copy of the zygote's, which never ran submission code and never receives anything a child wrote.
-Under bubblewrap each child is its own sandbox (pid, network, IPC, mount namespaces, a private /tmp): a child
-forked inside one bubblewrap would share them with its siblings, so that level keeps fresh children
-(docs/isolation.md, "Warm children"). So does a judge that is not root (same uid: a child could signal the
-zygote) and AUTOGRADER_WARM=0.
+Where: wherever the judge is root, so each child gets a uid of its own (the zygote is root: a child cannot signal,
+ptrace or read the /proc entries of it or of another child). A forked child confines itself as a fresh
+`python -I worker.py` does (confine.py), from the same set-up frame, before any submission code runs: own uid, no
+supplementary groups, rlimits, Landlock, seccomp, its own folder, session and descriptors (0-4 only). It shares
+nothing writable with another child: its memory is a copy-on-write copy of the zygote's, which never ran submission
+code and never receives anything a child wrote.
+- Without bubblewrap (Docker's level, Gradescope's) that is all a fresh child has too.
+- Under bubblewrap a fresh child is its own sandbox (pid, network, IPC, UTS, cgroup and mount namespaces, a private
+  /tmp and /dev/shm, its own /proc). A warm child gets the same: the judge starts a bubblewrap with the fresh child's
+  arguments around a process that only waits (holder.py), and the forked child joins its namespaces (NAMESPACES,
+  child/zygote.enter_sandbox) and forks once more, into its pid namespace; that process runs the program (the judge
+  sees, signals and kills it alone), while the one between waits for it and ends as it ends, so the zygote reaps
+  its CPU. Two warm children of one grade share no namespace, as two fresh ones (docs/isolation.md, "Warm
+  children").
+A judge that is not root keeps fresh children (same uid: a child could signal the zygote), and so does
+AUTOGRADER_WARM=0.
 
 One zygote per judge process tree, started by the first child it serves (or by `start()`, early); it has one
 control socket per lane: the second lane, forked from the first, takes the spare one. A grade's end stops it,
@@ -42,7 +48,10 @@ from autograder.lab import arithmetic
 from autograder.sandbox import isolation
 
 CHILD_DIR = Path(__file__).with_name("child")
-FILES = ("zygote.py", "worker.py", "wire.py", "confine.py", "probe.py")
+FILES = ("zygote.py", "worker.py", "wire.py", "confine.py")
+# a bubblewrap sandbox's namespaces a warm child joins, in this order: the mount namespace last (it changes the root
+# and /proc), the pid namespace takes effect for the process forked after the joins (child/zygote.enter_sandbox)
+NAMESPACES = ("ipc", "net", "uts", "cgroup", "pid", "mnt")
 LANES = 2
 START_SECONDS = 120.0  # wall time the zygote may take to import torch (a loaded machine, 0.5 CPU)
 
@@ -53,12 +62,13 @@ class ZygoteError(Exception):
 
 def serves(iso: isolation.Isolation) -> bool:
     """Whether children at this level are forked from the zygote (see the module docstring)."""
-    return (not iso.bwrap and iso.own_uid and os.geteuid() == 0 and sys.platform.startswith("linux")
+    return (iso.own_uid and os.geteuid() == 0 and sys.platform.startswith("linux")
             and os.environ.get("AUTOGRADER_WARM", "1") != "0")
 
 
 class Forked:
-    """A forked child's handle, like subprocess.Popen's: pid, returncode, poll(), wait(), stdout."""
+    """A forked child's handle, like subprocess.Popen's: pid, returncode, poll(), wait(), stdout. Under bubblewrap
+    pid is the process inside the child's own sandbox (holder.py) that runs its program."""
 
     def __init__(self, pid: int, stdout):
         assert _ZYGOTE is not None
@@ -109,9 +119,12 @@ class Zygote:
     def sock(self) -> socket.socket:
         return self.sockets[self.lane]
 
-    def fork(self, home: Path, program: str, argv: list[str], env: dict, fds: tuple[int, int, int]) -> int:
-        """Ask for a child; its pid. Raises ZygoteError when the zygote cannot (the caller starts a fresh one)."""
-        message = json.dumps({"op": "fork", "home": str(home), "program": program, "argv": argv, "env": env})
+    def fork(self, home: Path, program: str, argv: list[str], env: dict, fds: tuple[int, ...],
+             cwd: str) -> int:
+        """Ask for a child; its pid (when `fds` carry its sandbox's namespaces: the process inside them). Raises
+        ZygoteError when the zygote cannot (the caller starts a fresh one)."""
+        message = json.dumps({"op": "fork", "home": str(home), "program": program, "argv": argv, "env": env,
+                              "cwd": cwd})
         try:
             self.sock.sendmsg([message.encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
             deadline = time.monotonic() + START_SECONDS
@@ -192,16 +205,14 @@ class Zygote:
         return self.alive()
 
     def close(self) -> None:
-        """Close this process's sockets; the process that started the zygote also waits for it to exit."""
+        """Close this process's sockets; the process that started the zygote also ends it (SIGKILL: it has nothing
+        to save, its children die with it, and an interpreter holding torch takes ~0.4 s to exit by itself)."""
         for sock in self.sockets:
             sock.close()
         if self.starter != os.getpid():
             return
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.proc.kill()
+        self.proc.wait()
         shutil.rmtree(self.home, ignore_errors=True)
 
 
@@ -231,20 +242,16 @@ def reaped_cpu() -> float:
     return _STOPPED + (_ZYGOTE.reaped if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid() else 0.0)
 
 
-def running() -> bool:
-    """Whether this process has a zygote (started by `start`, or by a child it forked)."""
-    return _ZYGOTE is not None and _ZYGOTE.alive()
-
-
-def fork(home: Path, program: str, argv: list[str], env: dict, fds: tuple[int, int, int]) -> int:
+def fork(home: Path, program: str, argv: list[str], env: dict, fds: tuple[int, ...], cwd: str) -> int:
     """The pid of a child forked by this process tree's zygote (started if none runs), which holds `fds` as its
-    input, answers and output; raises ZygoteError (then start a fresh child)."""
+    input, answers and output, works in `cwd` and (under bubblewrap) runs inside the namespaces of the further
+    descriptors (NAMESPACES: its own sandbox's); raises ZygoteError (then start a fresh child)."""
     try:
         start()
     except OSError as exc:
         raise ZygoteError(f"the zygote does not start ({exc})") from None
     assert _ZYGOTE is not None
-    return _ZYGOTE.fork(home, program, argv, env, fds)
+    return _ZYGOTE.fork(home, program, argv, env, fds, cwd)
 
 
 def stop() -> None:

@@ -1,13 +1,17 @@
-"""The warm start: a process that has imported torch and the child runtime (worker.py, probe.py, confine.py,
-wire.py) but never any submission code, and forks each sandboxed child on the judge's request. Each forked
+"""The warm start: a process that has imported torch and the child runtime (worker.py, confine.py, wire.py) but
+never any submission code, and forks each sandboxed worker on the judge's request (the secrets probe, which imports
+no torch, starts fresh). Each forked
 child then does exactly what a fresh `python -I worker.py` does: it waits for its set-up, confines itself
-(own uid, rlimits, Landlock, seccomp: confine.py), and only then imports its submission. Used at the level
-without bubblewrap (autograder/sandbox/zygote.py says where and why).
+(own uid, rlimits, Landlock, seccomp: confine.py), and only then imports its submission. Under bubblewrap it first
+enters the namespaces of its own sandbox (enter_sandbox). Used wherever the judge is root (autograder/sandbox/zygote.py
+says where and why).
 
     python -I -u -B zygote.py CONTROL_FD [CONTROL_FD ...]     (one SOCK_SEQPACKET socket per judge lane)
-    {"op": "fork", "program": "worker.py" | "probe.py", "argv": [SUBMISSION, WORLD], "home": DIR, "env": {...}}
-        with 3 descriptors (SCM_RIGHTS): the child's input, its answers, its output (stdout and stderr)
-      -> {"pid": PID} (the child waits for its set-up), or {"error": "..."} (the judge starts a fresh one)
+    {"op": "fork", "program": "worker.py", "argv": [SUBMISSION, WORLD], "home": DIR, "cwd": DIR,
+     "env": {...}} with 3 descriptors (SCM_RIGHTS): the child's input, its answers, its output (stdout and stderr),
+        then under bubblewrap those of its sandbox's namespaces, joined in that order
+      -> {"pid": PID} (the child waits for its set-up; under bubblewrap PID is the process inside its sandbox),
+         or {"error": "..."} (the judge starts a fresh one)
     {"op": "end-grade"} (first socket only: a zygote kept from one grade to the next)
       -> {"cleared": N}: every child it forked that still ran (N of them) killed with its session, and reaped
     whenever a child of that socket ends: {"ended": PID, "code": its exit code, -N for signal N, "cpu": seconds
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import array
 import atexit
+import ctypes
 import fcntl
 import json
 import os
@@ -30,16 +35,18 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `python -I` leaves the script's folder out
 import confine  # noqa: E402
-import probe  # noqa: E402
 import worker  # noqa: E402  (imports torch, sets one thread)
 
-FDS = 3            # descriptors a fork request carries
+FDS = 3            # descriptors a fork request carries: the child's input, its answers, its output...
+MAX_FDS = 16       # ...then, under bubblewrap, its sandbox's namespaces, joined in the order given (zygote.NAMESPACES)
 MAX_MESSAGE = 1 << 16
 IN_FD, OUT_FD = 3, 4  # where a forked child finds its channel (its stdin, stdout, stderr are 0, 1, 2)
+PR_SET_DUMPABLE = 4
 
 
 def threads() -> int:
@@ -48,7 +55,7 @@ def threads() -> int:
 
 def receive(sock: socket.socket) -> tuple[dict | None, list[int]]:
     """One request and the descriptors it carries; (None, []) when the judge closed the socket."""
-    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(FDS * array.array("i").itemsize))
+    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(MAX_FDS * array.array("i").itemsize))
     fds = array.array("i")
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -60,9 +67,11 @@ def receive(sock: socket.socket) -> tuple[dict | None, list[int]]:
     return json.loads(data), list(fds)
 
 
-def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zygote: int) -> None:
-    """In the forked process: die with the zygote, own session, only its own descriptors, its folder and
-    environment as a fresh child's, then run its program (which confines itself first). Never returns."""
+def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zygote: int,
+                 sandbox: list[int], told: int) -> None:
+    """In the forked process: die with the zygote, own session, into its own sandbox's namespaces (`sandbox`, under
+    bubblewrap: enter_sandbox), only its own descriptors, its folder and environment as a fresh child's, then run
+    its program (which confines itself first). Never returns."""
     code = 1
     try:
         confine._prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -71,6 +80,8 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zy
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
+        if sandbox:
+            enter_sandbox(sandbox, told)
         for sock in sockets:
             sock.detach()  # closed below with every other descriptor of the zygote
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]  # out of the way of 0-4
@@ -82,16 +93,15 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zy
         os.dup2(moved[1], OUT_FD)
         os.closerange(OUT_FD + 1, os.sysconf("SC_OPEN_MAX"))  # the zygote's sockets, other children's nothing
         home = request["home"]
-        os.chdir(home)
+        os.chdir(request.get("cwd", home))  # as a fresh child's: its folder, or bubblewrap's --chdir /tmp
         os.environ.clear()
         os.environ.update(request["env"])
         tempfile.tempdir = None  # as a fresh child: $TMPDIR is its own folder's
         reseed()
         program = os.path.join(home, request["program"])
         sys.argv = [program, *request["argv"], str(IN_FD), str(OUT_FD)]
-        program_module = worker if request["program"] == "worker.py" else probe
-        become_main(program_module, home)
-        program_module.main()
+        become_main(worker, home)
+        worker.main()
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
@@ -106,12 +116,42 @@ def become_child(request: dict, fds: list[int], sockets: list[socket.socket], zy
             os._exit(code)
 
 
+def enter_sandbox(namespaces: list[int], told: int) -> None:
+    """Join the namespaces of the child's own bubblewrap sandbox (autograder/sandbox/zygote.NAMESPACES: its IPC,
+    network, host name, cgroup, pid and mount namespaces, the last with its private /tmp, /dev/shm and /proc and
+    the read-only view of the machine), then fork: the process that returns is inside every one of them, as a fresh
+    child's worker is. This process sends its pid (as the judge sees pids) on `told`, waits for it and ends as it
+    ends (it never returns): the judge kills the one inside, never this one, whose end the zygote reaps with the
+    CPU of both."""
+    for fd in namespaces:
+        if confine.LIBC.setns(fd, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"setns: {os.strerror(ctypes.get_errno())}")
+        os.close(fd)
+    pid = os.fork()
+    if pid == 0:
+        os.close(told)
+        confine._prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != 0:  # its parent is outside its pid namespace (0), unless that parent is already gone
+            os._exit(1)
+        return
+    os.write(told, str(pid).encode())
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # its channel and output are the child's alone: their ends tell its end
+    _, status = os.waitpid(pid, 0)
+    while not (os.WIFEXITED(status) or os.WIFSIGNALED(status)):  # a stop (a traced child's) is not its end
+        _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):  # end as it ended: the same signal (not dumpable: no core, nor a pipe's helper)
+        confine._prctl(PR_SET_DUMPABLE, 0)
+        if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):  # the two whose action is fixed
+            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
 def become_main(module, home: str) -> None:
     """Make the program `__main__`, as `python -I worker.py` does: a submission that reaches the worker through
-    sys.modules["__main__"] finds it, and finds no zygote, nor the other program; the runtime's files and import
-    path are the copies in the child's own folder, as a fresh child's (the zygote's folder is out of its reach)."""
-    for name in ("worker", "probe"):
-        sys.modules.pop(name, None)
+    sys.modules["__main__"] finds it, and finds no zygote; the runtime's files and import path are the copies in the
+    child's own folder, as a fresh child's (the zygote's folder is out of its reach)."""
+    sys.modules.pop("worker", None)
     module.__name__ = "__main__"
     sys.modules["__main__"] = module
     for runtime in (module, confine, worker.wire):
@@ -130,11 +170,12 @@ def reseed() -> None:
         numpy_random.seed()
 
 
-def end_grade(owner: dict[int, socket.socket]) -> int:
-    """Kill every child still running, with the session it leads, and reap it: nothing of one grade outlives it
-    in a zygote kept for the next (autograder/sandbox/zygote.py, `keep`). How many there were."""
+def end_grade(owner: dict[int, tuple[socket.socket, int]]) -> int:
+    """Kill every child still running, with the session it leads (and the one inside its sandbox), and reap it:
+    nothing of one grade outlives it in a zygote kept for the next (autograder/sandbox/zygote.py, `keep`). How many
+    there were."""
     pids = list(owner)
-    for pid in pids:
+    for pid in [*pids, *(told for _, told in owner.values())]:
         for kill in (os.killpg, os.kill):  # each child leads its own session (setsid)
             try:
                 kill(pid, signal.SIGKILL)
@@ -145,20 +186,50 @@ def end_grade(owner: dict[int, socket.socket]) -> int:
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass
+    inside = [told for pid, (_, told) in owner.items() if told != pid]  # reaped in their sandboxes, not here
+    deadline = time.monotonic() + 5
+    while any(map(running, inside)) and time.monotonic() < deadline:
+        time.sleep(0.01)
     owner.clear()
     return len(pids)
 
 
-def fork(request: dict, fds: list[int], sockets: list[socket.socket]) -> dict:
-    if request.get("op") != "fork" or len(fds) != FDS or request.get("program") not in ("worker.py", "probe.py"):
-        return {"error": "malformed fork request"}
+def running(pid: int) -> bool:
+    """Whether a process exists and is not a zombie waiting to be collected."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def fork(request: dict, fds: list[int], sockets: list[socket.socket]) -> tuple[dict, int | None]:
+    """Fork the child asked for: ({"pid": PID}, the pid forked), or ({"error": ...}, None). With a sandbox to enter,
+    PID is the process inside it, which runs the program; the one forked waits for it and ends as it ends, so that
+    its CPU reaches the judge with the forked one's (the judge sees, signals and kills PID alone)."""
+    if request.get("op") != "fork" or not FDS <= len(fds) <= MAX_FDS \
+            or request.get("program") != "worker.py":
+        return {"error": "malformed fork request"}, None
     if threads() != 1:  # a fork copies one thread: a lock another held would stay held
-        return {"error": f"the zygote runs {threads()} threads"}
+        return {"error": f"the zygote runs {threads()} threads"}, None
     zygote = os.getpid()
+    sandbox = fds[FDS:]
+    told_r, told = os.pipe() if sandbox else (-1, -1)
     pid = os.fork()
     if pid == 0:
-        become_child(request, fds, sockets, zygote)
-    return {"pid": pid}
+        if sandbox:
+            os.close(told_r)
+        become_child(request, fds[:FDS], sockets, zygote, sandbox, told)
+    if not sandbox:
+        return {"pid": pid}, pid
+    os.close(told)
+    with os.fdopen(told_r, "rb") as said:
+        inner = said.read(32)  # its pid once it is inside, or nothing (it failed to enter and ended)
+    if not inner.isdigit():
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return {"error": "the child could not enter its sandbox"}, None
+    return {"pid": int(inner)}, pid
 
 
 def main() -> None:
@@ -168,7 +239,7 @@ def main() -> None:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    owner: dict[int, socket.socket] = {}  # child pid -> the socket that asked for it
+    owner: dict[int, tuple[socket.socket, int]] = {}  # pid forked -> the socket that asked for it, the pid it was told
     live = list(sockets)
     while sockets[0] in live:
         ready: list = select.select([*(s.fileno() for s in live), wake_r], [], [])[0]
@@ -181,9 +252,9 @@ def main() -> None:
                 break
             if pid == 0:
                 break
-            sock = owner.pop(pid, None)
+            sock, told = owner.pop(pid, (None, pid))
             if sock is not None and sock in live:  # its CPU: the judge's budget counts it, as a reaped child's
-                _send(sock, {"ended": pid, "code": os.waitstatus_to_exitcode(status),
+                _send(sock, {"ended": told, "code": os.waitstatus_to_exitcode(status),
                              "cpu": usage.ru_utime + usage.ru_stime}, live)
         for sock in [s for s in live if s.fileno() in ready]:
             try:
@@ -199,12 +270,12 @@ def main() -> None:
                 _send(sock, {"cleared": end_grade(owner)}, live)
                 continue
             try:
-                answer = fork(request, fds, sockets)
+                answer, forked = fork(request, fds, sockets)
             finally:
                 for fd in fds:
                     os.close(fd)
-            if "pid" in answer:
-                owner[answer["pid"]] = sock
+            if forked is not None:
+                owner[forked] = (sock, answer["pid"])
             _send(sock, answer, live)
 
 
