@@ -2,18 +2,22 @@
 
 Each command module (autograder/commands/<command>.py) defines HELP (one line), EXAMPLES (shown by
 --help), `add_arguments(parser)` and `main(args) -> int`; autograder/commands/common.py holds what
-they share. Here: the one exit path (errors, Ctrl-C and SIGTERM) for all of them.
+they share. Here: the one exit path (errors, Ctrl-C and SIGTERM) for all of them, and the exit itself
+(`exit_now`: without the interpreter's teardown of torch).
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import NoReturn
 
 from autograder.commands.common import BROKEN_PIPE, EXIT_CODES, INTERRUPTED, CommandError, Parser, report_error
 from autograder.lab import paths
@@ -112,5 +116,20 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def exit_now(code: int) -> NoReturn:
+    """End the process with `code` once the command is done, as the interpreter ends it (its threads joined, the
+    exit handlers run, the output flushed) but without tearing every module down one object at a time: with torch
+    imported that teardown took 0.33-0.39 s of wall time after the last line was written (0.02 s this way), which a
+    student waits for at every grade. Nothing is lost: every file the commands write is closed when written."""
+    threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter does first: join non-daemon threads
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that left (`| head -1`): exit quietly, as main() does
+            pass
+    os._exit(int(code or 0))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

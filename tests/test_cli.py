@@ -267,6 +267,24 @@ def test_grade_starts_its_children_before_the_judge_imports_torch():
         assert lines[0].startswith("False"), done.stdout
 
 
+def test_the_exit_keeps_what_the_interpreters_own_does(tmp_path):
+    """`exit_now` (the end of `python -m autograder`) skips the interpreter's teardown of every module, not what it
+    owes: threads still running are joined, exit handlers run (a notebook's temp folder is removed by one), the
+    output is flushed, the exit code is the command's."""
+    script = (
+        "import atexit, sys, threading, time\n"
+        "from pathlib import Path\n"
+        "from autograder.__main__ import exit_now\n"
+        f"out = Path({str(tmp_path)!r})\n"
+        "atexit.register(lambda: (out / 'handler').write_text('ran'))\n"
+        "threading.Thread(target=lambda: (time.sleep(0.3), (out / 'thread').write_text('joined'))).start()\n"
+        "sys.stdout.write('unflushed')\n"
+        "exit_now(3)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "unflushed", "")
+    assert (tmp_path / "handler").read_text() == "ran" and (tmp_path / "thread").read_text() == "joined"
+
+
 def test_an_output_read_by_no_one_ends_without_a_traceback():
     """`python -m autograder refresh --check | head -1`: the reader leaves, the command says nothing more (exit
     141, as a shell's SIGPIPE), and neither its print nor the exit's flush ends in a traceback."""
