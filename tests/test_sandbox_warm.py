@@ -60,6 +60,7 @@ PLANTER = textwrap.dedent('''
             "random": random.getrandbits(64),
             "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
             "view": [sorted(listed("/")), socket.gethostname(), interfaces()],
+            "others": sorted(int(p) for p in listed("/proc") if p.isdigit() and int(p) != os.getpid()),
         }
         print("FOUND " + json.dumps(found), flush=True)
         return torch.zeros(1)
@@ -240,6 +241,10 @@ def test_a_warm_child_under_bubblewrap_has_its_own_sandbox(submission):
         spaces = [{name: os.readlink(f"/proc/{child.proc.pid}/ns/{name}") for name in zygote.NAMESPACES}
                   for child in children]
         seen = [ask(child, "look", "FOUND") for child in children]
+        for other in (1, 2):  # its sandbox's other processes: bubblewrap's first one, the holder (root, unlisted)
+            tried = ask(children[0], "reach", "REACH", other)
+            assert all(v not in ("done", 0) for k, v in tried.items() if k != "list its folder"), (other, tried)
+        assert children[0].holder is not None and children[0].holder.proc.poll() is None
     finally:
         for child in children:
             child.kill()
@@ -248,6 +253,7 @@ def test_a_warm_child_under_bubblewrap_has_its_own_sandbox(submission):
         if name != "cgroup" or spaces[0][name] != mine[name]:  # a kernel without cgroup namespaces shares the judge's
             assert len({spaces[0][name], spaces[1][name], mine[name]}) == 3, name
     assert [(s["ppid"], s["cwd"]) for s in seen] == [(0, "/tmp")] * 2
+    assert seen[0]["others"] == [], seen  # Landlock: its own /proc entries only, not even its sandbox's others
     assert all(not isolation.alive(c.proc.pid) and c.holder is None for c in children)
 
 

@@ -9,7 +9,7 @@ forked from the zygote instead, then enters the namespaces (zygote.NAMESPACES) o
 with the same arguments (its own IPC, network, host name, cgroup and pid namespaces, and a mount namespace with the
 same read-only view, its folder, a private size-capped /tmp and /dev/shm and its own /proc), whose one process waits
 until its input closes. So two children of one grade share no namespace, as two fresh ones do (docs/isolation.md,
-"Warm children").
+"Warm under bubblewrap").
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Callable
 from autograder.sandbox import isolation, zygote
 
 READY = b"."  # what the waiting process writes once bubblewrap has set its sandbox up and started it
-WAIT = "import os; os.write(1, b'.'); os.read(0, 1)"
+WAIT = f"import os; os.write(1, {READY!r}); os.read(0, 1)"
 START_SECONDS = 60.0  # wall time bubblewrap may take to start (a loaded machine, 0.5 CPU)
 
 
