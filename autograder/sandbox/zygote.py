@@ -1,5 +1,5 @@
-"""Warm children: fork each sandboxed child from a process that has already imported torch (~5-10 ms a child
-instead of ~1 s of CPU for a fresh `python -I worker.py`).
+"""Warm children: fork each sandboxed worker from a process that has already imported torch (~5-10 ms a child, and
+~0.05 s more for its own bubblewrap where there is one, instead of ~1 s of CPU for a fresh `python -I worker.py`).
 
     if zygote.serves(iso):
         pid = zygote.fork(home, "worker.py", [submission, world], env, (to_child_r, from_child_w, output_w), cwd)
@@ -18,8 +18,8 @@ code and never receives anything a child wrote.
   arguments around a process that only waits (holder.py), and the forked child joins its namespaces (NAMESPACES,
   child/zygote.enter_sandbox) and forks once more, into its pid namespace; that process runs the program (the judge
   sees, signals and kills it alone), while the one between waits for it and ends as it ends, so the zygote reaps
-  its CPU. Two warm children of one grade share no namespace, as two fresh ones (docs/isolation.md, "Warm
-  children").
+  its CPU. Two warm children of one grade share no namespace, as two fresh ones (docs/isolation.md, "Warm under
+  bubblewrap").
 A judge that is not root keeps fresh children (same uid: a child could signal the zygote), and so does
 AUTOGRADER_WARM=0.
 
