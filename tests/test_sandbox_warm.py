@@ -327,7 +327,7 @@ def _zygote_of_a_child(submission: Path, name: str = "docker") -> int:
 # ---------------------------------------------------------------------------------- early start (every level)
 @pytest.fixture
 def fresh(monkeypatch):
-    monkeypatch.setenv("AUTOGRADER_WARM", "0")  # the early start of fresh children (bubblewrap's, or forced)
+    monkeypatch.setenv("AUTOGRADER_WARM", "0")  # the early start of fresh children (a judge not root's, or forced)
     yield
     sandbox.discard_early()
 

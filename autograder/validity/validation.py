@@ -282,7 +282,7 @@ def grade_subjects(subjects: list[Subject], workers: int = 2, progress=None) -> 
 
 def start_worker(trains: bool) -> None:
     """Set up a process that grades one subject after another: its zygote kept from one grade to the next
-    (autograder/sandbox/zygote.py, `keep`: the Docker level's warm children), and torch._dynamo imported once when its
+    (autograder/sandbox/zygote.py, `keep`: a root judge's warm children), and torch._dynamo imported once when its
     subjects run e2e tests (lanes.import_dynamo), which every grade's lanes then share."""
     from autograder.judge import lanes
     from autograder.sandbox import zygote
