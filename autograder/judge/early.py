@@ -1,6 +1,7 @@
 """A grade's sandboxed children, started as early as can be: their interpreters' imports (~1 s of CPU each where
 each child is a fresh interpreter, as for a judge that is not root; where it is root, the zygote's one import, and the
-secrets probe's fresh start, which imports no torch) overlap the judge's own preparation. Nothing here imports torch, so `grade` starts them before the judge imports it.
+secrets probe's fresh start, which imports no torch) overlap the judge's own preparation. Nothing here imports
+torch, so `grade` starts them before the judge imports it.
 
     found = start_for(path, cfg, mode)  # the command, at once: None when no submission is found (the grade says why)
     start(found, cfg, mode)             # the grade, once it has the submission (a no-op for a child already started)
