@@ -280,17 +280,15 @@ def test_the_grade_command_converts_a_notebook_once_and_starts_its_child_early(t
     import subprocess
     notebook = notebook_of(REFERENCE.read_text(), tmp_path / "rlhf.ipynb")
     script = (
-        "import runpy, sys\n"
+        "import atexit, runpy, sys\n"
         "from autograder.sandbox import notebook, sandbox\n"
         "converted, started = [], []\n"
         "convert, start_early = notebook.bounded_convert, sandbox.start_early\n"
         "notebook.bounded_convert = lambda path: converted.append(path) or convert(path)\n"
         "sandbox.start_early = lambda *a, **k: started.append(k.get('program', 'worker.py')) or start_early(*a, **k)\n"
         "sys.argv = ['autograder', *sys.argv[1:]]\n"
-        "try:\n"
-        "    runpy.run_module('autograder', run_name='__main__')\n"
-        "finally:\n"
-        "    print(len(converted), sorted(set(started)))\n")  # the grade's own start: a no-op for each
+        "atexit.register(lambda: print(len(converted), sorted(set(started))))\n"  # the command ends the process
+        "runpy.run_module('autograder', run_name='__main__')\n")  # (the grade's own start: a no-op for each)
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-c", script, "grade", str(notebook), "--out", str(out), "--only", "gae",
                            "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
