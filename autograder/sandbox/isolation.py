@@ -328,10 +328,4 @@ def pid_namespace() -> int:
         return 0
 
 
-def alive(pid: int) -> bool:
-    """True for a process that exists and is not a zombie waiting to be collected."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
+alive = confine.alive  # a process that exists and is not a zombie (the child runtime's zygote asks it too)

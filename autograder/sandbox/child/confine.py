@@ -175,6 +175,15 @@ def _prctl(option: int, arg: int, arg3: int = 0) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
 
 
+def alive(pid: int) -> bool:
+    """True for a process that exists and is not a zombie waiting to be collected."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
 def tasks_of(uid: int) -> int:
     """Threads of this real uid that this process can see (in a pid namespace: only the sandbox's)."""
     count = 0

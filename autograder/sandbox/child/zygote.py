@@ -188,19 +188,11 @@ def end_grade(owner: dict[int, tuple[socket.socket, int]]) -> int:
             pass
     inside = [told for pid, (_, told) in owner.items() if told != pid]  # reaped in their sandboxes, not here
     deadline = time.monotonic() + 5
-    while any(map(running, inside)) and time.monotonic() < deadline:
+    while any(map(confine.alive, inside)) and time.monotonic() < deadline:
         time.sleep(0.01)
     owner.clear()
     return len(pids)
 
-
-def running(pid: int) -> bool:
-    """Whether a process exists and is not a zombie waiting to be collected."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
 
 
 def fork(request: dict, fds: list[int], sockets: list[socket.socket]) -> tuple[dict, int | None]:
