@@ -1,6 +1,6 @@
 """What the sandboxed child may read, at every level: an allow-list, not a search.
 
-    view = readable.view()     # computed once per process (~0.3 s CPU: metadata, a walk of the allowed trees)
+    view = readable.view()     # once per process; the run-time distributions' files from CACHE while unchanged
     view.system                # the machine's own folders: /usr and what /bin, /lib... are (shared libraries)
     view.masked                # the Python places inside them (every lib*/python*, src/...): hidden whole
     view.allowed               # files and folders shown again: the interpreter, its standard library, the
@@ -22,6 +22,12 @@ or whose marker is false here are left out). A distribution's files are those it
 when it has none); a folder is shown whole only when RECORD lists every file beneath it (a file put into torch/
 after installing stays unreadable), else file by file. The standard library is the interpreter's stdlib folders
 without their site-packages or dist-packages.
+
+Reading the distributions' files (their metadata, RECORD, a walk of the folders they install: ~0.3 s of CPU, before
+the judge can import torch) is kept in CACHE for the next processes (private_cache), valid while nothing it read has
+changed: the world files (what they import), the import path's folders (a distribution installed or removed), each
+distribution's metadata folder and files (its requirements, its RECORD) and every folder walked (a file put into
+torch/ changes torch/'s time, and the folder is no longer shown whole).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import ast
 import csv
 import functools
 import glob
+import hashlib
 import importlib.metadata as metadata
 import os
 import re
@@ -40,7 +47,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.lab.paths import world_files
+from autograder.lab.paths import ROOT, world_files
+from autograder.sandbox import private_cache
+from autograder.sandbox.private_cache import Stamp
 
 RUNTIME = ("torch", "numpy")  # what autograder/sandbox/child/ imports: torch (worker, wire) and numpy (Tensor.numpy())
 # What torch imports at its own import when it is installed, though no requirement names it (torch.hub: tqdm). Left
@@ -51,6 +60,7 @@ HOST_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # symlink
 PYTHON_PLACES = ("lib*/python*", "local/lib*/python*", "src", "local/src", "share/python*", "local/share/python*")
 #  inside /usr: every interpreter's library and packages, source checkouts, Debian's bundled wheels
 NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+CACHE = ROOT / ".cache" / "readable"  # runtime_files() for the next processes: hidden with the grader
 
 
 @dataclass(frozen=True)
@@ -106,9 +116,7 @@ def view() -> View:
     stdlib = _stdlib()
     masked = {p for root in system for pattern in PYTHON_PLACES for p in map(Path, glob.glob(str(root / pattern)))}
     masked |= {s for s in site_dirs if s.is_dir() and any(s.is_relative_to(p) for p in (*stdlib, *system))}
-    allowed = set(_interpreter()) | set(stdlib)
-    for dist in closure(runtime_names()):
-        allowed |= set(_installed(dist))
+    allowed = set(_interpreter()) | set(stdlib) | set(runtime_files())
     allowed = {p for p in allowed if os.path.lexists(p)}
     shown = View(tuple(sorted(system)), tuple(sorted(masked)), tuple(sorted(_outermost(allowed))))
     listed = {s for s in site_dirs if not shown.readable(s) and any(p.parent == s for p in shown.allowed)}
@@ -163,6 +171,25 @@ def _interpreter() -> list[Path]:
         found += [Path(p) for p in glob.glob(str(Path(libdir, library.split(".so")[0] + ".so*")))]
     found.append(Path(sys.prefix) / "pyvenv.cfg")
     return found
+
+
+def runtime_files() -> list[Path]:
+    """The installed files of the run-time distributions and of all they require (folders whole where RECORD lists
+    every file beneath them), from CACHE while nothing they were read from has changed (the module docstring)."""
+    world = sorted(str(file) for name, file in world_files().items() if name.endswith(".py"))
+    searched = [os.path.abspath(p or os.curdir) for p in sys.path]  # where importlib.metadata finds distributions
+    key = hashlib.sha256(repr((sys.executable, sys.version, searched, world)).encode()).hexdigest()
+    cache = CACHE / f"{key[:32]}.json"
+    saved = private_cache.read(cache)
+    try:
+        if saved is not None and saved["key"] == key and private_cache.unchanged(saved["stamps"]):
+            return [Path(p) for p in saved["files"]]
+    except (KeyError, TypeError):
+        pass
+    stamps = [private_cache.stamp(p) for p in [*world, *searched]]
+    files = [p for dist in closure(runtime_names()) for p in _installed(dist, stamps)]
+    private_cache.write(cache, {"key": key, "stamps": stamps, "files": [str(p) for p in files]})
+    return files
 
 
 def runtime_names() -> list[str]:
@@ -236,16 +263,20 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _installed(dist: metadata.Distribution) -> list[Path]:
-    """The distribution's installed files, folders whole where RECORD lists every file beneath them."""
+def _installed(dist: metadata.Distribution, stamps: list[Stamp]) -> list[Path]:
+    """The distribution's installed files, folders whole where RECORD lists every file beneath them; `stamps`
+    gets its metadata folder and files and each folder walked, each stamped before it is read."""
     base = os.path.normpath(str(dist.locate_file("")))
+    meta = getattr(dist, "_path", None)
+    if meta is not None:
+        stamps += [private_cache.stamp(meta), *map(private_cache.stamp, sorted(glob.glob(os.path.join(meta, "*"))))]
+    stamps.append(private_cache.stamp(base))
     names = listed_names(dist)
     if names is None:  # no RECORD: its top-level names and its metadata folder
         top = (dist.read_text("top_level.txt") or "").split() or [dist.metadata["Name"]]
-        meta = getattr(dist, "_path", None)
         return [Path(base, t) for t in top] + [Path(base, f"{t}.py") for t in top] + ([Path(meta)] if meta else [])
     listed = {os.path.normpath(os.path.join(base, name)) for name in names}
-    return [Path(p) for p in _coalesce(listed, base)]
+    return [Path(p) for p in _coalesce(listed, base, stamps)]
 
 
 def listed_names(dist: metadata.Distribution) -> list[str] | None:
@@ -258,22 +289,23 @@ def listed_names(dist: metadata.Distribution) -> list[str] | None:
     return [row[0] for row in csv.reader(record.splitlines()) if row]
 
 
-def _coalesce(listed: set[str], base: str) -> list[str]:
+def _coalesce(listed: set[str], base: str, stamps: list[Stamp]) -> list[str]:
     """`listed` files, replaced by their folder (below `base`) wherever every entry beneath it is listed."""
     prefix = base + os.sep
     tops = {prefix + p[len(prefix):].split(os.sep)[0] for p in listed if p.startswith(prefix)}
     found = [p for p in listed if not p.startswith(prefix)]  # scripts in bin/, outside the package folder
     for top in sorted(tops):
         if os.path.isdir(top) and not os.path.islink(top):
-            found += _whole_or_parts(top, listed)
+            found += _whole_or_parts(top, listed, stamps)
         elif top in listed:
             found.append(top)
     return found
 
 
-def _whole_or_parts(folder: str, listed: set[str]) -> list[str]:
-    """[folder] when every file beneath it is listed, else its listed files and its wholly listed folders.
-    Iterative (post-order): a deep tree cannot exhaust the stack."""
+def _whole_or_parts(folder: str, listed: set[str], stamps: list[Stamp]) -> list[str]:
+    """[folder] when every file beneath it is listed, else its listed files and its wholly listed folders; each
+    folder walked goes to `stamps`, stamped before it is listed. Iterative (post-order): a deep tree cannot exhaust
+    the stack."""
     seen: dict[str, tuple[list[str], list[str]]] = {}  # folder -> (its files, its folders)
     parts: dict[str, list[str] | None] = {}  # folder -> None when whole, else what of it is shown
     todo = [folder]
@@ -281,6 +313,7 @@ def _whole_or_parts(folder: str, listed: set[str]) -> list[str]:
     while todo:
         path = todo[-1]
         if path not in seen:
+            stamps.append(private_cache.stamp(path))
             try:
                 entries = list(os.scandir(path))
             except OSError:  # what it holds cannot be told: never shown whole

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import marshal
 import os
 import struct
@@ -46,6 +45,8 @@ from pathlib import Path
 from types import CodeType
 
 from autograder.lab import paths
+from autograder.sandbox import private_cache
+from autograder.sandbox.private_cache import Stamp
 
 MIN_BYTES = 64          # smaller files are not searched for (an empty __init__.py is everywhere)
 SCAN_SECONDS = 600.0    # how long a search's result is reused (by this process, or through CACHE)
@@ -104,18 +105,20 @@ def copies(roots: Sequence[Path], skip: Sequence[Path] = ()) -> list[Copy]:
     """Copies of the grader's secrets beneath `roots`, outside `skip` (folders hidden whole anyway).
 
     A search is reused for SCAN_SECONDS while the secrets are unchanged (their sizes, times and inodes) and
-    no folder beneath the roots has changed: by this process, and by the next ones through CACHE."""
+    no folder beneath the roots has changed (a file added, removed or renamed changes its folder's time; one
+    overwritten in place does not: the next search, after SCAN_SECONDS, finds it): by this process, and by the
+    next ones through CACHE (private_cache)."""
     secrets = [p for p in listed() if p.is_file() and not p.is_symlink()]
     key = (tuple(map(str, roots)), tuple(sorted(map(str, skip))), tuple((str(p), *_stamp(p)) for p in secrets))
     done = _searched.get(key)
     if done is not None and time.monotonic() - _checked.get(key, -CHECKED_SECONDS) < CHECKED_SECONDS:
         return done[1]
-    if done is None or not 0 <= time.time() - done[0] <= SCAN_SECONDS or not _unchanged(done[2]):
+    if done is None or not 0 <= time.time() - done[0] <= SCAN_SECONDS or not private_cache.unchanged(done[2]):
         _searched.clear()
         digest = hashlib.sha256(repr(key).encode()).hexdigest()
         done = _cached(digest)
         if done is None:
-            folders: list[tuple[str, int, int]] = []
+            folders: list[Stamp] = []
             done = (time.time(), _search(key[0], set(key[1]), secrets, folders), folders)
             _save(digest, *done)
         _searched[key] = done
@@ -125,18 +128,8 @@ def copies(roots: Sequence[Path], skip: Sequence[Path] = ()) -> list[Copy]:
 
 
 # the last search: key -> (when, by time.time(); its copies; each folder it walked, with its time and inode)
-_searched: dict[tuple, tuple[float, list[Copy], list[tuple[str, int, int]]]] = {}
+_searched: dict[tuple, tuple[float, list[Copy], list[Stamp]]] = {}
 _checked: dict[tuple, float] = {}  # key -> when (time.monotonic()) this process last searched or checked the folders
-
-
-def _unchanged(folders: list[tuple[str, int, int]]) -> bool:
-    """No folder a search walked has changed since (a file added, removed or renamed changes its folder's time;
-    a file overwritten in place does not: the next search, after SCAN_SECONDS, finds it)."""
-    try:
-        return all((info.st_mtime_ns, info.st_ino) == (mtime, inode)
-                   for folder, mtime, inode in folders for info in [os.lstat(folder)])
-    except OSError:
-        return False
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
@@ -144,47 +137,36 @@ def _stamp(path: Path) -> tuple[int, int, int]:
     return info.st_size, info.st_mtime_ns, info.st_ino
 
 
-def _cached(digest: str) -> tuple[float, list[Copy], list[tuple[str, int, int]]] | None:
+def _cached(digest: str) -> tuple[float, list[Copy], list[Stamp]] | None:
     """(when, the copies, the folders walked) of a search made for the same secrets and roots by a process of
     this user less than SCAN_SECONDS ago, or while the image this machine runs was built, if not one folder it
     walked has changed since."""
     for image in (False, True):
+        saved = private_cache.read(_cache_file(digest, image))
         try:
-            fd = os.open(_cache_file(digest, image), os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd) as f:
-                info = os.fstat(f.fileno())
-                if info.st_uid != os.geteuid() or info.st_mode & 0o022:  # only what this user wrote, and no other could
-                    continue
-                saved = json.load(f)
-            folders = [(str(folder), int(mtime), int(inode)) for folder, mtime, inode in saved["folders"]]
-            fresh = image or 0 <= time.time() - saved["time"] <= SCAN_SECONDS
-            if saved["key"] != digest or not fresh or not _unchanged(folders):
+            if saved is None or saved["key"] != digest or not private_cache.unchanged(saved["stamps"]):
+                continue
+            if not image and not 0 <= time.time() - saved["time"] <= SCAN_SECONDS:
                 continue
             when = time.time() if image else float(saved["time"])  # the image's: as if searched now, checked now
-            return when, [Copy(Path(path), Path(original)) for path, original in saved["copies"]], folders
-        except (OSError, ValueError, KeyError, TypeError):
+            return when, [Copy(Path(path), Path(original)) for path, original in saved["copies"]], saved["stamps"]
+        except (KeyError, TypeError, ValueError):
             continue
     return None
 
 
-def _save(digest: str, when: float, found: list[Copy], folders: list[tuple[str, int, int]]) -> None:
-    """Keep a search for the next processes (best effort: a read-only checkout just searches again)."""
-    data = {"key": digest, "time": when, "folders": folders,
-            "copies": [[str(c.path), str(c.original)] for c in found]}
-    image = bool(os.environ.get(IMAGE_BUILD))
-    try:
-        CACHE.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for old in CACHE.glob("*.json"):  # searches too old to be reused (an image's serve its every grade)
+def _save(digest: str, when: float, found: list[Copy], folders: list[Stamp]) -> None:
+    """Keep a search for the next processes, and forget those too old to be reused (an image's serve its every
+    grade)."""
+    for old in CACHE.glob("*.json"):
+        try:
             if not old.name.startswith("image-") and time.time() - old.lstat().st_mtime > SCAN_SECONDS:
                 old.unlink(missing_ok=True)
-        path = _cache_file(digest, image)
-        partial = path.with_name(f"{path.name}.{os.getpid()}")
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f)
-        os.replace(partial, path)
-    except OSError:
-        pass
+        except OSError:
+            pass
+    private_cache.write(_cache_file(digest, bool(os.environ.get(IMAGE_BUILD))),
+                        {"key": digest, "time": when, "stamps": folders,
+                         "copies": [[str(c.path), str(c.original)] for c in found]})
 
 
 def _cache_file(digest: str, image: bool = False) -> Path:
@@ -193,7 +175,7 @@ def _cache_file(digest: str, image: bool = False) -> Path:
 
 
 def _search(roots: tuple[str, ...], skip: set[str], secrets: list[Path],
-            folders: list[tuple[str, int, int]]) -> list[Copy]:
+            folders: list[Stamp]) -> list[Copy]:
     """Every copy beneath `roots`; `folders` gets each folder walked, with its time and inode."""
     prints = _fingerprints(secrets)
     same_size, pycs, found = [], [], []
@@ -253,7 +235,7 @@ def _fingerprints(secrets: list[Path]) -> _Fingerprints:
     return _Fingerprints(files, compiled, blobs)
 
 
-def _files(roots: tuple[str, ...], skip: set[str], folders: list[tuple[str, int, int]]):
+def _files(roots: tuple[str, ...], skip: set[str], folders: list[Stamp]):
     """Every regular file beneath `roots` (links are not followed: the child's view resolves them
     itself, to places that are roots too or that it cannot read), folders in `skip` left out; each folder
     walked goes to `folders` with its time and inode, read before its entries."""
