@@ -214,7 +214,7 @@ def test_the_training_regime_is_among_the_chosen_examples():
         "args = grpo[0][0]\n"
         "assert args[0].dtype == torch.float32 and args[4].shape == (64, 4)\n"
         "assert rows_class(args[4]).startswith('ragged')\n"
-        "four, beta = chosen.examples('dpo_loss')[-2]\n"
+        "*four, beta = chosen.examples('dpo_loss')[-2]  # after the derived ones: the derived check's arguments\n"
         "assert beta == 0.1 and four[0].shape == (64,)\n"
         "assert torch.equal(four[0], four[2]) and torch.equal(four[1], four[3])  # the first step: policy = reference\n"
         "print('ok')\n")
@@ -265,7 +265,7 @@ def test_a_failed_check_names_its_mistake_only_when_it_is_in_the_bank():
         "ref = load_reference()\n"
         "for entry_id, check_id in (('group_adv.population_std', 'group_adv.matches_reference'),\n"
         "                           ('grpo_loss.always_seq_mean', 'grpo_loss.matches_reference'),\n"
-        "                           ('dpo.log_of_sigmoid', 'dpo.dpo_matches_reference')):\n"
+        "                           ('dpo.log_of_sigmoid', 'dpo.dpo_loss_matches_reference')):\n"
         "    entry = next(e for e in bank.load_all() if e.id == entry_id)\n"
         "    module = types.SimpleNamespace(**contract_with(entry, ref))\n"
         "    sub = LocalSubmission(module)\n"

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 
 import torch
 
-from autograder.checks.covering import Row, covering_rows, ordered_pair
+from autograder.checks.covering import Feasible, Row, covering_rows, ordered_pair
 from autograder.checks.factors import Factor, Pair
 
 EPS_OTHER, EPS_LARGE = (0.1, 0.3, 0.05), (0.5, 0.9)  # clip_eps of the levels "other, < 0.5" and ">= 0.5"
@@ -86,8 +86,9 @@ def on_tokens(values: list[float], mask: torch.Tensor, garbage: float, r: random
 
 
 def random_unit(factors: tuple[Factor, ...], impossible: Mapping[Pair, str], levels: dict[str, str],
-                r: random.Random) -> dict[str, str]:
-    """Random levels of the per-unit factors, never in an impossible pair with `levels` or each other."""
+                r: random.Random, feasible: Feasible | None = None) -> dict[str, str]:
+    """Random levels of the per-unit factors, never in an impossible pair with `levels` or each other, nor a unit
+    `feasible` refuses beside `levels`."""
     order = {f.name: i for i, f in enumerate(factors)}
     unit: dict[str, str] = {}
     for f in factors:
@@ -95,14 +96,16 @@ def random_unit(factors: tuple[Factor, ...], impossible: Mapping[Pair, str], lev
             continue
         chosen = list(levels.items()) + list(unit.items())
         unit[f.name] = r.choice([x for x in f.levels
-                                 if not any(ordered_pair(c, (f.name, x), order) in impossible for c in chosen)])
+                                 if not any(ordered_pair(c, (f.name, x), order) in impossible for c in chosen)
+                                 and (feasible is None or feasible(levels, {**unit, f.name: x}))])
     return unit
 
 
 def place_units(factors: tuple[Factor, ...], impossible: Mapping[Pair, str], levels: dict[str, str],
-          designated: list[dict[str, str]], n: int, r: random.Random) -> list[dict[str, str]]:
-    """n units: the designated ones at random places, random levels for the others."""
-    made = [random_unit(factors, impossible, levels, r) for _ in range(n)]
+                designated: list[dict[str, str]], n: int, r: random.Random,
+                feasible: Feasible | None = None) -> list[dict[str, str]]:
+    """n units: the designated ones at random places, random (feasible) levels for the others."""
+    made = [random_unit(factors, impossible, levels, r, feasible) for _ in range(n)]
     for place, unit in zip(r.sample(range(n), min(n, len(designated))), designated):
         made[place] = unit
     return made

@@ -47,10 +47,15 @@ def row_pairs(factors: tuple[Factor, ...], row: Row) -> set[Pair]:
     return pairs
 
 
+Feasible = Callable[[dict[str, str], dict[str, str]], bool]  # (a row's per-call levels, a unit's levels so far)
+
+
 def covering_rows(factors: tuple[Factor, ...], impossible: Mapping[Pair, str],
-                  capacity: Callable[[dict[str, str]], int], seed: int = 0) -> list[Row]:
+                  capacity: Callable[[dict[str, str]], int], seed: int = 0,
+                  feasible: Feasible | None = None) -> list[Row]:
     """Rows that reach every possible pair of the factors' levels (deterministic for a seed); a row lists up
-    to `capacity(its per-call levels)` units."""
+    to `capacity(its per-call levels)` units, each one `feasible` allows beside the row's levels (a unit whose
+    levels no input of that row can hold: three levels that exclude each other though no two do)."""
     order = {f.name: i for i, f in enumerate(factors)}
     uncovered = possible_pairs(factors, impossible)
     excluded = set(impossible)
@@ -60,7 +65,7 @@ def covering_rows(factors: tuple[Factor, ...], impossible: Mapping[Pair, str],
         best, gain = None, 0
         freq = Counter(level for pair in uncovered for level in pair)  # how many uncovered pairs hold a level
         for _ in range(CANDIDATES):
-            row = _candidate(factors, order, excluded, uncovered, freq, capacity, rng)
+            row = _candidate(factors, order, excluded, uncovered, freq, capacity, rng, feasible)
             new = len(row_pairs(factors, row) & uncovered)
             if new > gain:
                 best, gain = row, new
@@ -72,21 +77,31 @@ def covering_rows(factors: tuple[Factor, ...], impossible: Mapping[Pair, str],
 
 
 def _candidate(factors: tuple[Factor, ...], order: dict[str, int], impossible: set[Pair], uncovered: set[Pair],
-               freq: Counter, capacity: Callable[[dict[str, str]], int], rng: random.Random) -> Row:
+               freq: Counter, capacity: Callable[[dict[str, str]], int], rng: random.Random,
+               feasible: Feasible | None = None) -> Row:
     per_call = [f for f in factors if f.per == "call"]
     per_unit = [f for f in factors if f.per != "call"]
     rng.shuffle(per_call)
     levels: dict[str, str] = {}
     for f in per_call:
-        levels[f.name] = _best_level(f, list(levels.items()), order, impossible, uncovered, freq, rng)
+        level = _best_level(f, list(levels.items()), order, impossible, uncovered, freq, rng)
+        if level is None:
+            raise ValueError(f"no level of {f.name} makes a possible pair with {levels}")
+        levels[f.name] = level
     row = Row(levels)
     reached: set[Pair] = set()
     for _ in range(capacity(levels) if per_unit else 0):
         rng.shuffle(per_unit)
         unit: dict[str, str] = {}
         for f in per_unit:
-            unit[f.name] = _best_level(f, list(levels.items()) + list(unit.items()), order, impossible,
-                                       uncovered - reached, freq, rng)
+            allows = None if feasible is None else (lambda x, f=f, unit=unit: feasible(levels, {**unit, f.name: x}))
+            level = _best_level(f, list(levels.items()) + list(unit.items()), order, impossible,
+                                uncovered - reached, freq, rng, allows)
+            if level is None:
+                break
+            unit[f.name] = level
+        if len(unit) < len(per_unit):  # no unit beside these levels holds every factor's level
+            break
         new = {ordered_pair(a, b, order) for a in list(levels.items()) + list(unit.items()) for b in unit.items()
                if a[0] != b[0]} & (uncovered - reached)
         if not new:
@@ -97,9 +112,14 @@ def _candidate(factors: tuple[Factor, ...], order: dict[str, int], impossible: s
 
 
 def _best_level(f: Factor, chosen: list[tuple[str, str]], order: dict[str, int], impossible: set[Pair],
-                uncovered: set[Pair], freq: Counter, rng: random.Random) -> str:
-    """The level of `f` reaching the most uncovered pairs with `chosen` (ties: at random), never an impossible pair."""
-    allowed = [x for x in f.levels if not any(ordered_pair(c, (f.name, x), order) in impossible for c in chosen)]
+                uncovered: set[Pair], freq: Counter, rng: random.Random,
+                allows: Callable[[str], bool] | None = None) -> str | None:
+    """The level of `f` reaching the most uncovered pairs with `chosen` (ties: at random), never an impossible pair
+    nor one `allows` refuses (None when every level is refused)."""
+    allowed = [x for x in f.levels if not any(ordered_pair(c, (f.name, x), order) in impossible for c in chosen)
+               and (allows is None or allows(x))]
+    if not allowed:
+        return None
     scores = {x: sum(ordered_pair(c, (f.name, x), order) in uncovered for c in chosen)
               + 0.001 * freq[(f.name, x)] for x in allowed}
     top = max(scores.values())

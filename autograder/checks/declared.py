@@ -13,8 +13,10 @@ the bounds often; a mask's 0s and 1s with its first column 1, a prefix-mask's ro
 Factors: `dtype`; per size letter L, `size L` is "1" or "2..4"; per mask, "all 1" or "some 0" (a mask whose last
 size is 1 has only its first column, which is 1); per `float`/`int` range, its low, middle and high third (an int
 range of at most 3 values: each value); per `bool`, False and True; per `choice`, each value (a number where the
-word reads as one). A chosen example's
-masks are prefix masks (a valid `mask` too), its tensors standard normal or uniform in their declared range.
+word reads as one); with `units` declared, its per-unit factors (checks/units.py: a pair's margin...) and the pairs
+of levels out of the domain's reach. A chosen example's masks are prefix masks (a valid `mask` too), its tensors
+standard normal or uniform in their declared range; with `units`, each row holds up to 4 units, each set to its
+levels (the others at random levels a unit beside the row's settings can hold).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from autograder.checks.covering import covering_rows
+from autograder.checks import units
+from autograder.checks.chosen import place_units
+from autograder.checks.covering import Feasible, Row, covering_rows
 from autograder.checks.domains import prefix_masks, uniform
 from autograder.checks.factors import Factor, Pair, dtype_factor
 from autograder.checks.strategies import DTYPES, bounded, floats
@@ -117,6 +121,10 @@ def factors_of(function: str) -> tuple[tuple[Factor, ...], dict[Pair, str]]:
         elif p.kind in ("float", "int", "bool", "choice"):
             levels = {"bool": ("False", "True"), "choice": p.choices}.get(p.kind) or _range_levels(p)
             made.append(Factor(p.name, levels, functools.partial(_parameter_level, p)))
+    declared_units = units.declared_for(function)
+    if declared_units is not None:
+        made += declared_units.unit_factors()
+        impossible.update(declared_units.out_of_reach())
     return tuple(made), impossible
 
 
@@ -159,8 +167,37 @@ def chosen(function: str) -> list[tuple]:
     """One argument tuple per row of a pairwise covering array of `function`'s factors (deterministic)."""
     params = parameters(function)
     factors, impossible = factors_of(function)
-    rows = covering_rows(factors, impossible, lambda levels: 0)
-    return [_example(function, params, row.levels, i) for i, row in enumerate(rows)]
+    declared_units = units.declared_for(function)
+    if declared_units is None:
+        rows = covering_rows(factors, impossible, lambda levels: 0)
+        return [_example(function, params, row, i, (factors, impossible)) for i, row in enumerate(rows)]
+    along, feasible = declared_units.along, _feasible(function, declared_units)
+    rows = covering_rows(factors, impossible, lambda levels: 1 if levels.get(f"size {along}") == "1" else SIZES[1],
+                         feasible=feasible)
+    return [_example(function, params, row, i, (factors, impossible), feasible) for i, row in enumerate(rows)]
+
+
+def _feasible(function: str, declared_units: units.Units) -> Feasible:
+    """Whether a unit with some levels can be made beside a row's per-call levels (tried with seeded draws of the
+    row's settings; memoised)."""
+    names = {p.name for p in declared_units.settings}
+
+    @functools.lru_cache(maxsize=None)
+    def tried(levels: tuple, unit: tuple) -> bool:
+        rng = random.Random(f"{function} feasible {levels} {unit}")
+        return any(declared_units.can_hold({p.name: _setting(p, dict(levels), rng) for p in declared_units.settings},
+                                            dict(unit), rng) for _ in range(10))
+    return lambda levels, unit: tried(tuple(sorted((k, v) for k, v in levels.items() if k in names)),
+                                      tuple(sorted(unit.items())))
+
+
+def _setting(p: Parameter, levels: dict[str, str], rng: random.Random) -> Any:
+    """A value of the setting `p` at its level in `levels` (the middle third of a range when it has none)."""
+    if p.kind in ("float", "int"):
+        return _in_level(p, levels.get(p.name, THIRDS[1]), rng)
+    if p.kind == "bool":
+        return levels.get(p.name, "False") == "True"
+    return p.value_of(levels.get(p.name, p.choices[0]))
 
 
 def confirmation_calls(function: str) -> list[tuple[tuple, dict]]:
@@ -169,12 +206,19 @@ def confirmation_calls(function: str) -> list[tuple[tuple, dict]]:
     return [(args, {}) for args in chosen(function)] if config.current().contract[function].domain else []
 
 
-def _example(function: str, params: list[Parameter], levels: dict[str, str], index: int) -> tuple:
+def _example(function: str, params: list[Parameter], row: Row, index: int,
+             factors: tuple[tuple[Factor, ...], dict[Pair, str]], feasible: Feasible | None = None) -> tuple:
+    """The chosen example of a covering array's row: its per-call levels, and its units (declared `units`) at theirs
+    where it lists any (the other units at random possible levels)."""
+    levels = row.levels
     rng = random.Random(f"{function} chosen {index}")
     g = torch.Generator().manual_seed(rng.randrange(2**31))
     dtype = torch.float32 if levels.get("dtype") == "float32" else torch.float64
+    declared_units = units.declared_for(function)
     sizes = {letter: 1 if levels.get(f"size {letter}") == "1" else rng.randint(2, SIZES[1])
              for letter in letters(params)}
+    if declared_units is not None and levels.get(f"size {declared_units.along}") != "1":
+        sizes[declared_units.along] = max(sizes[declared_units.along], len(row.units))
     args: list[Any] = []
     for p in params:
         if p.kind == "tensor" and p.ranged:
@@ -183,12 +227,12 @@ def _example(function: str, params: list[Parameter], levels: dict[str, str], ind
             args.append(torch.randn(_shape(p, sizes), generator=g, dtype=torch.float64).to(dtype))
         elif p.kind == "mask":
             args.append(_chosen_mask(_shape(p, sizes), levels.get(p.name) == "some 0", rng, dtype))
-        elif p.kind in ("float", "int"):
-            args.append(_in_level(p, levels.get(p.name, THIRDS[1]), rng))
-        elif p.kind == "bool":
-            args.append(levels.get(p.name, "False") == "True")
         else:
-            args.append(p.value_of(levels.get(p.name, p.choices[0])))
+            args.append(_setting(p, levels, rng))
+    if declared_units is not None:
+        named = dict(zip((p.name for p in params), args))
+        n = declared_units.unit_count(named)
+        declared_units.put_units(named, place_units(*factors, levels, row.units, n, rng, feasible), rng, dtype)
     return tuple(args)
 
 

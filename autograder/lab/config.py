@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import types
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ import yaml
 
 from autograder.lab.domain_spec import Parameter
 from autograder.lab.lab_folder import GRADING_YAML
+from autograder.lab.unit_spec import names as unit_names
+from autograder.lab.unit_spec import parse_factor
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's, least visible first
 
@@ -137,6 +140,24 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class UnitFactorSpec:
+    expression: str = doc("arithmetic (+ - * /, |x|, numbers) of the parameters of the unit's size (each unit's "
+                          "entry) and the settings: the factor's value in one unit")
+    set_by: str = doc("the parameter of the unit's size the engine sets to put a unit at a level (the expression "
+                      "is linear in it; not in an earlier factor's expression)")
+    levels: tuple[str, ...] = doc("the levels, each a condition on the factor named as itself, |itself| or "
+                                  "|itself - E| against arithmetic of the settings (`-15 <= z < -1e-3`, `z = 0`, "
+                                  "`|h - 1 / (2 * beta)| <= 1e-3`); a unit is at the first its value meets")
+
+
+@dataclass(frozen=True)
+class ContractUnits:
+    along: str = doc("the size letter of the domain whose indices are the units (a pair, a group)")
+    factors: dict[str, UnitFactorSpec] = doc("per-unit factors by name, each set in this order "
+                                             "(autograder/lab/unit_spec.py)")
+
+
+@dataclass(frozen=True)
 class ContractFunction:
     """One contract function, as grading.yaml `contract` declares it."""
 
@@ -150,6 +171,9 @@ class ContractFunction:
                                  "`mask B T`, `prefix-mask B T`, `float 0.5..4`, `int 1..8`, `bool`, `choice A B`, "
                                  "`choice 0.1 1 10` (numbers); autograder/checks/domains.py): "
                                  "what generated checks draw from", {})
+    units: ContractUnits | None = doc("per-unit factors of its domain (a pair's margin, a group's spread): their "
+                                         "levels are reached in pairs by the derived check's chosen examples, each "
+                                         "unit set to its levels (autograder/checks/units.py)", None)
     differentiable: tuple[str, ...] = doc("the parameters the training differentiates through (a single-tensor "
                                           "output only): each gets a derived gradient test", ())
     examples: tuple[dict[str, Any], ...] = doc("worked examples, each a value per parameter (a tensor as a nested "
@@ -318,6 +342,31 @@ def _check_expect_grad(reader: "_Reader", name: str, fn: ContractFunction, i: in
         raise reader.error(where, f"example {i + 1}: expect_grad: {', '.join(unknown)} is not a parameter")
 
 
+def _check_units(reader: "_Reader", name: str, fn: ContractFunction) -> None:
+    """`units`: a size letter of the declared domain, factors that read (unit_spec), each set after those it uses."""
+    where = f"contract.{name}.units"
+    assert fn.units is not None
+    params = [Parameter.parse(p, fn.domain[p]) for p in fn.parameters] if fn.domain else []
+    unit = tuple(p.name for p in params if p.kind == "tensor" and p.dims == (fn.units.along,))
+    if not unit:
+        raise reader.error(f"{where}.along", f"{fn.units.along!r}: declare a domain with parameters `tensor "
+                           f"{fn.units.along}` (one entry per unit)")
+    settings = tuple(p.name for p in params if p.kind in ("float", "int", "bool", "choice"))
+    earlier: list = []
+    for factor, spec in fn.units.factors.items():
+        try:
+            parsed = parse_factor(factor, spec.expression, spec.set_by, spec.levels, unit, settings)
+        except ValueError as exc:
+            raise reader.error(f"{where}.factors.{factor}", str(exc)) from None
+        used = next((e.name for e in earlier if spec.set_by in unit_names(e.expression)), None)
+        if used:
+            raise reader.error(f"{where}.factors.{factor}.set_by", f"{spec.set_by!r} is in {used}'s expression, set "
+                               f"before: set {factor} by another parameter, or declare it first")
+        earlier.append(parsed)
+    if not fn.units.factors:
+        raise reader.error(f"{where}.factors", "declare at least one factor")
+
+
 def _check_contract(cfg: Config, reader: "_Reader") -> None:
     """Each function's `returns` and `mask` name its parameters; each leaderboard column, an e2e test."""
     if not cfg.lab.isidentifier():
@@ -336,6 +385,8 @@ def _check_contract(cfg: Config, reader: "_Reader") -> None:
                 Parameter.parse(parameter, spec)
             except ValueError as exc:
                 raise reader.error(f"contract.{name}.domain.{parameter}", str(exc)) from None
+        if fn.units is not None:
+            _check_units(reader, name, fn)
         for wrt in fn.differentiable:
             if wrt not in fn.parameters:
                 raise reader.error(f"contract.{name}.differentiable", f"{wrt!r} is not one of its parameters")
@@ -455,6 +506,8 @@ class _Reader:
         origin, args = typing.get_origin(kind), typing.get_args(kind)
         if kind is Any:  # data the key's own check reads (a worked example's values)
             return value
+        if origin in (typing.Union, types.UnionType) and type(None) in args:  # an optional key: X | None
+            return None if value is None else self.convert(next(a for a in args if a is not type(None)), value, key)
         if isinstance(kind, type) and dataclasses.is_dataclass(kind):
             return self.build(kind, value, key)
         if origin is dict:

@@ -2,20 +2,21 @@
 confirmation inputs of the diagnosis. Both are built here, not drawn, from levels of the factors in
 domains.py, so that they reach what hypothesis's first draws often do not (a group of equal real rewards
 whose mean is not exact in its dtype, with eps = 1e-2, a token with A < 0 beyond e^20 next to a k3 log-ratio
-above 10, a DPO logit below -100 in float32, IPO's margin at its target).
+above 10).
 
     examples("grpo_policy_loss")            -> [(Ragged([where, log_ratio, ref, adv], mask), eps, beta, agg), ...]
     confirmation_calls("grpo_policy_loss")  -> ((args, kwargs), ...) non-degenerate calls reaching every pair
 
-sequence_logprob's are derived from its domain declared in grading.yaml (autograder/checks/declared.py).
+sequence_logprob's, dpo_loss's and ipo_loss's are derived from their domains declared in grading.yaml
+(autograder/checks/declared.py, units.py).
 
 `examples(f)` is one example per row of a pairwise covering array of f's factors (the engine's
 autograder/checks/covering.py: every possible pair of levels in some example), then the training's own
 regime (training.py: float32 groups of 8 binary rewards for 16 prompts, GRPO's minibatches of 64 ragged
 rows of 4 tokens with clip_eps 0.2, beta 0.04, token_mean, and Dr. GRPO's beta 0, token_sum_norm; DPO's
-and IPO's batches of 64 pairs at beta 0.1, the first step's policy equal to the reference and a later
-one). Each is in the form of the check's strategy, so the check's own body runs it. Everything is seeded
-(the engine's autograder/checks/chosen.py: random.Random of the function's name and the row).
+and IPO's batches of 64 pairs at beta 0.1, after their derived examples). Each is in the form of the check's
+strategy, so the check's own body runs it. Everything is seeded (the engine's autograder/checks/chosen.py:
+random.Random of the function's name and the row).
 """
 
 from __future__ import annotations
@@ -48,15 +49,13 @@ from autograder.checks.strategies import LOGPROB_MIN, Ragged, logprob_pair
 
 from ...checks.hidden import domains as dom
 
-UNITS = 8       # units (groups, tokens, pairs) an example can give designated levels, where it has room
-FINE = 2.0 ** -14  # the grid of margins: sums of sequence log-probs in [-200, 0] on it are exact in float32
+UNITS = 8       # units (groups, tokens) an example can give designated levels, where it has room
 ROOM = -LOGPROB_MIN  # log-probs lie in [-ROOM, 0]
 
 
 def _capacity(levels: dict[str, str]) -> int:
     """How many units of an example get designated levels: one where there is only one, else UNITS."""
-    single = (levels.get("N") == "N = 1" or levels.get("P") == "P = 1"
-              or levels.get("rows", "").startswith("one"))
+    single = levels.get("N") == "N = 1" or levels.get("rows", "").startswith("one")
     return 1 if single else UNITS
 
 
@@ -174,73 +173,8 @@ def _grpo(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
     return Ragged([where, log_ratio, ref_logp, adv], mask), eps, beta, levels["aggregation"]
 
 
-# ---------------------------------------------------------------- dpo_loss, ipo_loss
-PREF_BETAS = {"beta <= 0.025": (0.01, 0.02), "0.025 < beta <= 0.1": (0.1,), "0.1 < beta <= 1": (0.75, 1.0),
-              "beta > 1": (2.0, 5.0, 10.0)}  # |h| <= H_MAX reaches every possible z level at each of these
-H_MAX, WIDEST = 198.0, 199.0  # |h|, and |q| and |h + q| (its parts): either part may take either sign
-
-
-def _fine(x: float) -> float:
-    """x on the FINE grid, rounded towards 0."""
-    return math.copysign(math.floor(abs(x) / FINE) * FINE, x)
-
-
-def _z_margin(r: random.Random, level: str, beta: float) -> float:
-    """h with beta * h at the DPO logit level (|h| <= H_MAX, on the FINE grid)."""
-    if level == "z = 0":
-        return 0.0
-    if level == "0 < |z| <= 1e-3":
-        return r.choice((-1, 1)) * max(1, math.floor(r.uniform(2e-4, 9e-4) / beta / FINE)) * FINE
-    sign = -1 if level in ("-15 <= z < -1e-3", "-100 <= z < -15", "z < -100") else 1
-    lo, hi = {"-15 <= z < -1e-3": (1 / 64, 15), "1e-3 < z <= 15": (1 / 64, 15), "-100 <= z < -15": (15.125, 100),
-              "15 < z <= 100": (15.125, 100), "z < -100": (100.5, 2000), "z > 100": (100.5, 2000)}[level]
-    z = grid(r, lo, min(hi, beta * H_MAX), 1 / 64)
-    return sign * max(FINE, _fine(z / beta))
-
-
-def _h_margin(r: random.Random, level: str, beta: float) -> float:
-    """h at the IPO level against its target t = 1 / (2 beta) (|h| <= H_MAX, on the FINE grid)."""
-    t = 1 / (2 * beta)
-    if level == "h = 0":
-        return 0.0
-    if level == "|h - t| <= 1e-3":
-        return round(t / FINE) * FINE
-    if level == "0 < h < t":
-        return grid(r, FINE, t - 2e-3, FINE)
-    lo, hi = {"h < -100": (100.125, H_MAX), "-100 <= h < 0": (1 / 64, 100), "t < h <= 100": (t + 2e-3, 100),
-              "h > 100": (100.125, H_MAX)}[level]
-    return (-1 if level in ("h < -100", "-100 <= h < 0") else 1) * grid(r, lo, hi, FINE)
-
-
-def _pair(r: random.Random, h: float, side: str) -> tuple[float, float, float, float]:
-    """(policy_chosen, policy_rejected, ref_chosen, ref_rejected) in [-200, 0] with margin h and the reference's
-    side: ref_chosen - ref_rejected = q of the side's sign, policy_chosen - policy_rejected = h + q."""
-    if side == "equal":
-        q = 0.0
-    elif side == "chosen higher":
-        q = grid(r, 1 / 8, WIDEST - max(0.0, h))
-    else:
-        q = -grid(r, 1 / 8, WIDEST + min(0.0, h))
-    p = h + q
-    ref_rejected = -grid(r, max(0.0, q), 200 + min(0.0, q))
-    policy_rejected = -grid(r, max(0.0, p), 200 + min(0.0, p), FINE)
-    return policy_rejected + p, policy_rejected, ref_rejected + q, ref_rejected
-
-
-def _preference(margin: Callable[[random.Random, str, float], float], unit_of: str, function: str) -> Callable:
-    def build(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
-        beta = r.choice(PREF_BETAS[levels["beta"]])
-        P = {"P = 1": 1, "2 <= P < 10": r.randint(max(2, len(designated)), 9),
-             "P >= 10": r.randint(max(10, len(designated)), 16)}[levels["P"]]
-        units = _units(function, levels, designated, P, r)
-        pairs = [_pair(r, margin(r, u[unit_of], beta), u["reference"]) for u in units]
-        return [torch.tensor([p[i] for p in pairs], dtype=dtype_of(levels)) for i in range(4)], beta
-    return build
-
-
 BUILDERS: dict[str, Callable[[random.Random, dict, list], object]] = {
     "group_advantages": _advantages, "grpo_policy_loss": _grpo,
-    "dpo_loss": _preference(_z_margin, "z", "dpo_loss"), "ipo_loss": _preference(_h_margin, "h", "ipo_loss"),
 }
 
 
@@ -251,37 +185,47 @@ def _binary_groups(r: random.Random, N: int = 16, G: int = 8) -> list[float]:
     return [float(r.random() < q) for q in p for _ in range(G)]
 
 
+def _preference_batches(r: random.Random) -> list[tuple]:
+    """DPO's and IPO's batches as training.py makes them, as the derived check's argument tuples: 64 pairs at
+    beta 0.1, the first step (policy = reference) and a later one; log-probs on the grid 2^-14 (checks/units.py)."""
+    def fine(x: float) -> float:
+        return round(x * 2 ** 14) / 2 ** 14
+    ref_c, ref_r = ([-fine(r.uniform(0.5, 15)) for _ in range(64)] for _ in range(2))
+    moved_c = [min(0.0, x + fine(r.gauss(-1, 2))) for x in ref_c]
+    moved_r = [min(0.0, x + fine(r.gauss(-3, 2))) for x in ref_r]
+    return [(*(torch.tensor(x, dtype=torch.float32) for x in (pc, pr, ref_c, ref_r)), 0.1)
+            for pc, pr in ((ref_c, ref_r), (moved_c, moved_r))]
+
+
 def _training(function: str) -> list:
     """Inputs as training.py makes them: GRPO (16 prompts x 8 answers, minibatches of 64 of the 128 rows of 4
-    tokens, clip_eps 0.2, beta 0.04, token_mean, std-normalised; Dr. GRPO: beta 0, token_sum_norm, no std),
-    DPO and IPO (64 pairs at beta 0.1: the first step, policy = reference, and a later one); float32."""
+    tokens, clip_eps 0.2, beta 0.04, token_mean, std-normalised; Dr. GRPO: beta 0, token_sum_norm, no std), DPO
+    and IPO (_preference_batches); float32; [] for sequence_logprob."""
     r, f32 = seeded(function, "training"), torch.float32
     if function == "group_advantages":
         rewards = torch.tensor(_binary_groups(r), dtype=f32)
         return [(rewards, 8, True, 1e-6), (rewards, 8, False, 1e-6)]
+    if function in ("dpo_loss", "ipo_loss"):
+        return _preference_batches(r)
+    if function != "grpo_policy_loss":
+        return []
     lengths = [r.choice((2, 3, 3, 4, 4, 4)) for _ in range(64)]
     lengths[0] = 4
     mask = prefix_mask(lengths, 4, f32)
     n = sum(lengths)
-    if function == "grpo_policy_loss":
-        made = []
-        for beta, aggregation, normalize in ((0.04, "token_mean", True), (0.0, "token_sum_norm", False)):
-            rewards = torch.tensor(_binary_groups(r, 8), dtype=torch.float64).view(-1, 8)
-            adv = rewards - rewards.mean(1, keepdim=True)
-            adv = (adv / (rewards.std(1, keepdim=True) + 1e-6) if normalize else adv).reshape(-1).tolist()
-            where = on_tokens([r.uniform(0, 0.2) for _ in range(n)], mask, 1.0, r, f32)
-            log_ratio = on_tokens([r.gauss(0, 0.15) for _ in range(n)], mask, 0.0, r, f32)
-            logp, _ = logprob_pair(where, log_ratio)
-            ref = (logp.double()[mask.bool()] + torch.tensor([r.gauss(0, 0.3) for _ in range(n)])).clamp(max=0.0)
-            ref_logp = on_tokens(ref.tolist(), mask, ROOM, r, f32)
-            advantages = on_tokens([a for a, k in zip(adv, lengths) for _ in range(k)], mask, 0.0, r, f32)
-            made.append((Ragged([where, log_ratio, ref_logp, advantages], mask), 0.2, beta, aggregation))
-        return made
-    ref_c, ref_r = ([-_fine(r.uniform(0.5, 15)) for _ in range(64)] for _ in range(2))
-    moved_c = [x + _fine(r.gauss(-1, 2)) for x in ref_c]
-    moved_r = [x + _fine(r.gauss(-3, 2)) for x in ref_r]
-    return [([torch.tensor(x, dtype=f32) for x in (pc, pr, ref_c, ref_r)], 0.1)
-            for pc, pr in ((ref_c, ref_r), ([min(0.0, x) for x in moved_c], [min(0.0, x) for x in moved_r]))]
+    made = []
+    for beta, aggregation, normalize in ((0.04, "token_mean", True), (0.0, "token_sum_norm", False)):
+        rewards = torch.tensor(_binary_groups(r, 8), dtype=torch.float64).view(-1, 8)
+        adv = rewards - rewards.mean(1, keepdim=True)
+        adv = (adv / (rewards.std(1, keepdim=True) + 1e-6) if normalize else adv).reshape(-1).tolist()
+        where = on_tokens([r.uniform(0, 0.2) for _ in range(n)], mask, 1.0, r, f32)
+        log_ratio = on_tokens([r.gauss(0, 0.15) for _ in range(n)], mask, 0.0, r, f32)
+        logp, _ = logprob_pair(where, log_ratio)
+        ref = (logp.double()[mask.bool()] + torch.tensor([r.gauss(0, 0.3) for _ in range(n)])).clamp(max=0.0)
+        ref_logp = on_tokens(ref.tolist(), mask, ROOM, r, f32)
+        advantages = on_tokens([a for a, k in zip(adv, lengths) for _ in range(k)], mask, 0.0, r, f32)
+        made.append((Ragged([where, log_ratio, ref_logp, advantages], mask), 0.2, beta, aggregation))
+    return made
 
 
 # ---------------------------------------------------------------- what the checks and the diagnosis use
@@ -291,10 +235,12 @@ def _build(function: str, row: Row, key: object) -> object:
 
 @functools.lru_cache(maxsize=None)
 def examples(function: str) -> tuple:
-    """The chosen examples of `function`'s differential check (see the module docstring); () for a function whose
-    domain is declared (sequence_logprob: the engine derives them, checks/declared.py)."""
+    """The chosen examples of `function`'s differential check (see the module docstring). A function whose domain is
+    declared: the derived ones (checks/declared.py), then the training's own inputs; () where there are none
+    (sequence_logprob: the engine's derived ones serve)."""
     if function not in dom.FACTORS:
-        return ()
+        regime = _training(function)
+        return tuple(declared.chosen(function)) + tuple(regime) if regime else ()
     factors = dom.FACTORS[function]
     per_unit = any(f.per != "call" for f in factors)
     rows = covering_rows(factors, dom.IMPOSSIBLE.get(function, {}), _capacity if per_unit else (lambda levels: 0))
@@ -310,17 +256,14 @@ def call_of(function: str, example) -> tuple[tuple, dict]:
         from ...checks.hidden.grpo_loss import inputs
         logp, old_logp, ref_logp, adv, mask, eps, beta, aggregation = inputs(example)
         return (logp, old_logp, ref_logp, adv, mask), {"clip_eps": eps, "beta": beta, "aggregation": aggregation}
-    four, beta = example
-    return tuple(four), {"beta": beta}
+    raise KeyError(function)
 
 
 # per function: the levels its confirmation inputs may take (the others: all of the factor's), non-degenerate ones:
-# several groups, rows or pairs, T >= 2. The inputs are a pairwise covering array of these (chosen.confirmation_rows).
+# several groups or rows, T >= 2. The inputs are a pairwise covering array of these (chosen.confirmation_rows).
 _CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
     "group_advantages": {"N": ("N > 1",)},
     "grpo_policy_loss": {"T": T_CLASSES[1:]},
-    "dpo_loss": {"P": dom.P_LEVELS[1:]},
-    "ipo_loss": {"P": dom.P_LEVELS[1:]},
 }
 
 

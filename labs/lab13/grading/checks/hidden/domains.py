@@ -8,9 +8,9 @@ in pairs (the engine's autograder/checks/factors.py says what a factor is and wh
 
 `python -m autograder --lab labs/lab13 validate` (autograder/validity/coverage.py) runs every check on the
 reference, records its calls, and fails on a possible pair that a differential check never reaches; the
-chosen examples (chosen.py) are built from a pairwise covering array of these levels. sequence_logprob is not
-here: its domain is declared in grading.yaml, and its check, factors and chosen examples are derived from it
-(autograder/checks/declared.py).
+chosen examples (chosen.py) are built from a pairwise covering array of these levels. sequence_logprob, dpo_loss and
+ipo_loss are not here: their domains (and per-pair factors) are declared in grading.yaml, and their checks, factors
+and chosen examples are derived from them (autograder/checks/declared.py, units.py).
 """
 
 from __future__ import annotations
@@ -38,8 +38,6 @@ from autograder.checks.factors import (
 DIFFERENTIAL = {
     "group_advantages": "group_adv.matches_reference",
     "grpo_policy_loss": "grpo_loss.matches_reference",
-    "dpo_loss": "dpo.dpo_matches_reference",
-    "ipo_loss": "ipo.matches_reference",
 }
 
 # ---------------------------------------------------------------- group_advantages
@@ -103,68 +101,6 @@ def _kl_tokens(a: dict) -> list[str]:
     return [kl_class(d) for d in (torch.tensor(tokens(a, "ref_logp")) - torch.tensor(tokens(a, "logp"))).tolist()]
 
 
-# ---------------------------------------------------------------- dpo_loss, ipo_loss
-P_LEVELS = ("P = 1", "2 <= P < 10", "P >= 10")
-PREF_BETA_LEVELS = ("beta <= 0.025", "0.025 < beta <= 0.1", "0.1 < beta <= 1", "beta > 1")
-# z = beta * h, the DPO logit: large negative z is where log(sigmoid(z)) underflows
-Z_LEVELS = ("z = 0", "0 < |z| <= 1e-3", "-15 <= z < -1e-3", "1e-3 < z <= 15", "-100 <= z < -15", "15 < z <= 100",
-            "z < -100", "z > 100")
-# h against IPO's target margin t = 1 / (2 beta) (at least 0.05)
-H_LEVELS = ("h < -100", "-100 <= h < 0", "h = 0", "0 < h < t", "|h - t| <= 1e-3", "t < h <= 100", "h > 100")
-SIDE_LEVELS = ("equal", "chosen higher", "rejected higher")  # ref_chosen against ref_rejected
-
-
-def p_class(P: int) -> str:
-    return P_LEVELS[0] if P == 1 else (P_LEVELS[2] if P >= 10 else P_LEVELS[1])
-
-
-def pref_beta_class(beta: float) -> str:
-    return PREF_BETA_LEVELS[0] if beta <= 0.025 else (PREF_BETA_LEVELS[1] if beta <= 0.1 else
-                                                      (PREF_BETA_LEVELS[2] if beta <= 1 else PREF_BETA_LEVELS[3]))
-
-
-def z_class(z: float) -> str:
-    if z == 0:
-        return Z_LEVELS[0]
-    if abs(z) <= 1e-3:
-        return Z_LEVELS[1]
-    return Z_LEVELS[(2 if abs(z) <= 15 else (4 if abs(z) <= 100 else 6)) + (z > 0)]
-
-
-def h_class(h: float, beta: float) -> str:
-    t = 1 / (2 * beta)
-    if abs(h - t) <= 1e-3:
-        return H_LEVELS[4]
-    if h == 0:
-        return H_LEVELS[2]
-    if h < 0:
-        return H_LEVELS[0] if h < -100 else H_LEVELS[1]
-    return H_LEVELS[3] if h < t else (H_LEVELS[5] if h <= 100 else H_LEVELS[6])
-
-
-def side_class(chosen: float, rejected: float) -> str:
-    return SIDE_LEVELS[0] if chosen == rejected else (SIDE_LEVELS[1] if chosen > rejected else SIDE_LEVELS[2])
-
-
-def _h(a: dict) -> list[float]:
-    """h = (policy_chosen - ref_chosen) - (policy_rejected - ref_rejected) per pair (float64)."""
-    pc, pr, rc, rr = (a[k].double() for k in ("policy_chosen", "policy_rejected", "ref_chosen", "ref_rejected"))
-    return ((pc - rc) - (pr - rr)).tolist()
-
-
-def _reference_sides(a: dict) -> list[str]:
-    return [side_class(c, r) for c, r in zip(a["ref_chosen"].double().tolist(), a["ref_rejected"].double().tolist())]
-
-
-def _preference(margin: Factor) -> tuple[Factor, ...]:
-    """The factors of a preference loss: per call dtype, P, beta; per pair its margin's level and the reference's
-    side (a loss that ignores the reference differs from DPO's only where ref_chosen != ref_rejected)."""
-    return (dtype_factor("policy_chosen"),
-            Factor("P", P_LEVELS, lambda a: p_class(a["policy_chosen"].numel())),
-            Factor("beta", PREF_BETA_LEVELS, lambda a: pref_beta_class(a["beta"])),
-            margin, Factor("reference", SIDE_LEVELS, _reference_sides, per="pair"))
-
-
 FACTORS: dict[str, tuple[Factor, ...]] = {
     "group_advantages": (
         dtype_factor("rewards"),
@@ -184,16 +120,10 @@ FACTORS: dict[str, tuple[Factor, ...]] = {
         Factor("ratio", RATIO_LEVELS, _ratio_tokens, per="token"),
         Factor("d", KL_LEVELS, _kl_tokens, per="token"),
     ),
-    "dpo_loss": _preference(Factor("z", Z_LEVELS, lambda a: [z_class(a["beta"] * h) for h in _h(a)], per="pair")),
-    "ipo_loss": _preference(Factor("h", H_LEVELS, lambda a: [h_class(h, a["beta"]) for h in _h(a)], per="pair")),
 }
 
 _BINARY = "rewards of 0 and 1: a group's std is 0 or at least 0.33 (one 1 of 8), at most 0.71"
-_SMALL_BETA = "beta <= 0.025 and |h| <= 400 keep |z| = |beta h| <= 10"
-_BETA_01 = "beta <= 0.1 and |h| <= 400 keep |z| <= 40"
 IMPOSSIBLE: dict[str, dict[Pair, str]] = {
     "group_advantages": {(("values", "binary"), ("spread", s)): _BINARY for s in (SPREAD_LEVELS[1], SPREAD_LEVELS[3])},
     "grpo_policy_loss": T1_HAS_NO_PADDING,
-    "dpo_loss": {**{(("beta", "beta <= 0.025"), ("z", z)): _SMALL_BETA for z in Z_LEVELS[4:]},
-                 **{(("beta", "0.025 < beta <= 0.1"), ("z", z)): _BETA_01 for z in Z_LEVELS[6:]}},
 }

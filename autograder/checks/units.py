@@ -1,0 +1,189 @@
+"""A declared domain's per-unit factors (grading.yaml `contract.F.units`; autograder/lab/unit_spec.py reads them):
+their engine factors, the pairs of levels no call reaches, and units put at chosen levels.
+
+    units = declared_for("dpo_loss")        # None where the function declares none
+    units.unit_factors()                    # one factors.Factor per declared factor, per unit (a list per call)
+    units.out_of_reach()                    # pairs (choice setting's value, unit level) out of the value's reach
+    units.can_hold(settings, levels, rng)   # whether a unit at these levels is found beside these settings
+    units.put_units(args, levels, rng, dtype)  # set the unit-sized tensors' entries so that unit i is at levels[i]
+
+A unit is put at its levels one factor at a time, in the declared order: its unit-sized entries are drawn on a grid,
+then each factor's `set_by` entry is solved for (the value is linear in it) so that the value falls inside the
+level, away from the level's ends by 5% of its width, or on the level's point; every factor's level is checked again
+on the entries as the call's dtype holds them. The grid is 2^(e - 22) for a range within +-2^e (2^-14 for -200..0):
+sums of four entries are exact in float32, so a level such as `z = 0` holds in any order of summation.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from autograder.checks.factors import Factor, Pair
+from autograder.lab import config
+from autograder.lab.domain_spec import Parameter
+from autograder.lab.unit_spec import Level, UnitFactor, bounds, evaluate, parse_factor
+
+TRIES = 200      # draws of one unit before its levels are declared out of reach
+MARGIN = 0.05    # of a level's width (inside the reach): kept clear of its ends
+VALUES = 4.0     # an unranged tensor's entries: in [-VALUES, VALUES] (as declared.py draws them)
+
+
+@dataclass(frozen=True)
+class Units:
+    function: str
+    along: str                          # the size letter: unit i is index i of it
+    declared: tuple[UnitFactor, ...]
+    tensors: tuple[Parameter, ...]      # the parameters of the unit's size (declared `tensor L`)
+    settings: tuple[Parameter, ...]     # float, int, bool and choice parameters
+
+    def unit_factors(self) -> tuple[Factor, ...]:
+        return tuple(Factor(f.name, tuple(level.text for level in f.levels), _levels_of(self, f), per=self.along)
+                     for f in self.declared)
+
+    def unit_env(self, arguments: dict, i: int) -> dict[str, Any]:
+        """Unit i's entries and the call's settings, by parameter name (float64 numbers)."""
+        made: dict[str, Any] = {p.name: _setting_value(arguments[p.name]) for p in self.settings}
+        made.update({p.name: float(arguments[p.name].detach().reshape(-1)[i]) for p in self.tensors})
+        return made
+
+    def unit_count(self, arguments: dict) -> int:
+        return int(arguments[self.tensors[0].name].numel())
+
+    def out_of_reach(self) -> dict[Pair, str]:
+        """(choice setting = value, factor's level) pairs that no unit reaches: by interval arithmetic over the
+        declared ranges, for levels whose bounds name no other setting."""
+        found: dict[Pair, str] = {}
+        ranges = {p.name: _span(p) for p in (*self.tensors, *self.settings)}
+        for s in (p for p in self.settings if p.kind == "choice"):
+            for word in s.choices:
+                value = s.value_of(word)
+                if not isinstance(value, (int, float)):
+                    continue
+                for f in self.declared:
+                    lo, hi = bounds(f.expression, {**ranges, s.name: (float(value), float(value))})
+                    for level in f.levels:
+                        try:
+                            pieces = level.where_met({s.name: float(value)})
+                        except KeyError:  # its bounds name another setting: not decided here
+                            continue
+                        if not any(_meets(piece, lo, hi) for piece in pieces):
+                            found[((s.name, word), (f.name, level.text))] = \
+                                f"{s.name} = {word}: {f.name} lies in [{lo:g}, {hi:g}]"
+        return found
+
+    def put_units(self, arguments: dict, levels: list[dict[str, str]], rng: random.Random, dtype: torch.dtype) -> None:
+        """Set the unit-sized tensors of `arguments` (name -> value, changed in place): unit i at levels[i]."""
+        settings = {p.name: _setting_value(arguments[p.name]) for p in self.settings}
+        for i, wanted in enumerate(levels):
+            entries = self._unit(settings, wanted, rng, dtype)
+            for p in self.tensors:
+                arguments[p.name].reshape(-1)[i] = entries[p.name]
+
+    def can_hold(self, settings: dict, wanted: dict[str, str], rng: random.Random) -> bool:
+        """Whether a unit at the `wanted` levels (of some factors) is found in a few draws beside `settings`."""
+        return self._draw(settings, wanted, rng, torch.float64, TRIES // 10) is not None
+
+    def _unit(self, settings: dict, wanted: dict[str, str], rng: random.Random, dtype: torch.dtype) -> dict:
+        held = self._draw(settings, wanted, rng, dtype, TRIES)
+        if held is None:
+            raise ValueError(f"{self.function}: no unit at {wanted} beside {settings} in {TRIES} draws (declare "
+                             "the pair impossible, or widen the domain)")
+        return held
+
+    def _draw(self, settings: dict, wanted: dict[str, str], rng: random.Random, dtype: torch.dtype,
+              tries: int) -> dict | None:
+        """A unit's entries (as `dtype` holds them) at the `wanted` levels of the factors it names, else None."""
+        for _ in range(tries):
+            entries = {p.name: _on_grid(p, rng.uniform(*_span(p))) for p in self.tensors}
+            for f in self.declared:
+                if f.name not in wanted:
+                    continue
+                level = next(x for x in f.levels if x.text == wanted[f.name])
+                if not _solve(f, level, self._parameter(f.set_by), {**settings, **entries}, entries, rng):
+                    break
+            else:
+                held = {k: float(torch.tensor(v, dtype=dtype)) for k, v in entries.items()}
+                if all(f.unit_level({**settings, **held}) == wanted[f.name] for f in self.declared if f.name in wanted):
+                    return held
+        return None
+
+    def _parameter(self, name: str) -> Parameter:
+        return next(p for p in self.tensors if p.name == name)
+
+
+def declared_for(function: str) -> Units | None:
+    """The per-unit factors `function` declares, None without them."""
+    spec = config.current().contract[function]
+    if not spec.units:
+        return None
+    params = [Parameter.parse(name, spec.domain[name]) for name in spec.parameters]
+    along = spec.units.along
+    tensors = tuple(p for p in params if p.kind == "tensor" and p.dims == (along,))
+    settings = tuple(p for p in params if p.kind in ("float", "int", "bool", "choice"))
+    made = tuple(parse_factor(name, f.expression, f.set_by, f.levels, tuple(p.name for p in tensors),
+                              tuple(p.name for p in settings))
+                 for name, f in spec.units.factors.items())
+    return Units(function, along, made, tensors, settings)
+
+
+def _levels_of(units: Units, f: UnitFactor):
+    return lambda a: [f.unit_level(units.unit_env(a, i)) for i in range(units.unit_count(a))]
+
+
+def _setting_value(value: Any) -> Any:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def _span(p: Parameter) -> tuple[float, float]:
+    if p.kind == "tensor":
+        return (p.low, p.high) if p.ranged else (-VALUES, VALUES)
+    if p.kind in ("float", "int"):
+        return p.low, p.high
+    if p.kind == "bool":
+        return 0.0, 1.0
+    numbers = [float(v) for v in p.choice_values() if isinstance(v, (int, float))]
+    return (min(numbers), max(numbers)) if numbers else (0.0, 0.0)
+
+
+def _step(p: Parameter) -> float:
+    """The grid of the chosen entries of `p` (the module docstring)."""
+    top = max(abs(x) for x in _span(p)) or 1.0
+    return 2.0 ** (math.ceil(math.log2(top)) - 22)
+
+
+def _on_grid(p: Parameter, x: float) -> float:
+    step = _step(p)
+    low, high = _span(p)
+    return min(math.floor(high / step), max(math.ceil(low / step), round(x / step))) * step
+
+
+def _meets(piece: tuple[float, float], lo: float, hi: float) -> bool:
+    a, b = piece
+    return lo <= a <= hi if a == b else a < hi and b > lo
+
+
+def _solve(f: UnitFactor, level: Level, p: Parameter, env: dict, entries: dict, rng: random.Random) -> bool:
+    """Set entries[f.set_by] so that f's value is at `level` (False: out of reach for the other entries)."""
+    low, high = _span(p)
+    x_low = float(evaluate(f.expression, {**env, p.name: low}))
+    x_high = float(evaluate(f.expression, {**env, p.name: high}))
+    if x_low == x_high:
+        return False
+    reach = (min(x_low, x_high), max(x_low, x_high))
+    pieces = [piece for piece in level.where_met(env) if _meets(piece, *reach)]
+    spans = [piece for piece in pieces if piece[0] < piece[1]]
+    if spans:
+        a, b = rng.choice(spans)
+        a, b = max(a, reach[0]), min(b, reach[1])
+        x = rng.uniform(a + MARGIN * (b - a), b - MARGIN * (b - a))
+    elif pieces:
+        x = rng.choice(pieces)[0]
+    else:
+        return False
+    entries[p.name] = env[p.name] = _on_grid(p, low + (x - x_low) * (high - low) / (x_high - x_low))
+    return True
