@@ -154,7 +154,8 @@ def test_the_shipped_data_files_are_current():
 def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
     """Every hidden property check runs on shipped examples (nothing drawn in a grade); they equal a fresh draw,
     each distinct draw once, and the chosen examples are what chosen.py builds (what checks/declared.py derives
-    for sequence_logprob, whose domain is declared), each once, none a draw's repeat."""
+    for the functions whose domain is declared, then for dpo_loss and ipo_loss the training's batches), each once,
+    none a draw's repeat."""
     out = in_lab13(
         "import json\n"
         "from autograder import checks\nfrom autograder.lab import registry\n"
@@ -176,12 +177,13 @@ def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
         "    assert code(listed) == code(shipped[key]), key\n"
         "    assert len(set(code(listed))) == len(listed), key\n"
         "drawn = {e for key, listed in shipped.items() if not key.startswith('chosen ') for e in code(listed)}\n"
-        "for function in registry.lab_module('checks.hidden.domains').DIFFERENTIAL:\n"
-        "    built, mine = code(chosen.examples(function)), code(shipped['chosen ' + function])\n"
+        "for function in [*registry.lab_module('checks.hidden.domains').DIFFERENTIAL, 'dpo_loss', 'ipo_loss']:\n"
+        "    built, mine = code(chosen.examples(function)), code(shipped[examples.chosen_key(function)])\n"
         "    assert len(set(mine)) == len(mine) and not set(mine) & drawn, function\n"
         "    assert [e for e in built if e in mine] == mine, function  # in chosen.py's order\n"
         "    assert set(built) - set(mine) <= drawn, function  # only a repeat of a draw is left out\n"
-        "built, mine = code(declared.chosen('sequence_logprob')), code(shipped['chosen sequence_logprob'])\n"
+        "key = examples.chosen_key('sequence_logprob')\n"
+        "built, mine = code(declared.chosen('sequence_logprob')), code(shipped[key])\n"
         "assert [e for e in built if e in mine] == mine and set(built) - set(mine) <= drawn\n"
         "print(len(shipped))\n")
     assert int(out) >= 5 + 4  # the chosen examples of five functions, the draws of four strategies

@@ -143,3 +143,22 @@ def test_a_level_out_of_reach_says_so(lab13):
                                                    "'z': 'z < -100'} beside {'beta': 0.5}")):
         dpo.put_units(args, [{"reference": "reference = 0", "z": "z < -100"}], __import__("random").Random(0),
                   torch.float32)
+
+
+def test_a_value_divided_by_zero_is_a_value_not_a_crash():
+    """IEEE's answer (+-inf, nan) for numbers: a unit whose entry makes a divisor 0 has a level, or none."""
+    ratio = parse_factor("r", "policy_chosen / ref_chosen", "policy_chosen", ("r > 1", "r <= 1"), PAIR, SETTINGS)
+    assert ratio.unit_level({"policy_chosen": 1.0, "ref_chosen": 0.0}) == "r > 1"
+    assert ratio.unit_level({"policy_chosen": -1.0, "ref_chosen": 0.0}) == "r <= 1"
+    assert ratio.unit_level({"policy_chosen": 0.0, "ref_chosen": 0.0}) is None
+
+
+def test_a_changed_declaration_builds_the_chosen_examples_anew(lab13, monkeypatch, tmp_path):
+    """The shipped chosen examples are keyed by the function's declared domain and units: an edited declaration
+    finds none shipped (examples.py), so the chosen examples of the old one are never run."""
+    from autograder.checks import examples
+    before = examples.chosen_key("dpo_loss")
+    (tmp_path / "grading.yaml").write_text(LAB13.read_text().replace("0 < |z| <= 1e-3,", "0 < |z| <= 1e-2,"))
+    edited = config.load(tmp_path / "grading.yaml")
+    monkeypatch.setattr(config, "current", lambda: edited)
+    assert examples.chosen_key("dpo_loss") != before and before.startswith("chosen dpo_loss ")

@@ -19,9 +19,10 @@ The chosen examples are the lab's (registry.Lab.chosen_examples: its grading/che
 pairwise covering array of each differential check's factors, built with covering.py and chosen.py).
 The lists are shipped in the lab's grading/checks/hidden/examples.json (a hidden-check file, never in
 the student bundle; the lab declares it among its data files: DataFile(DATA_FILE, is_current, write)),
-keyed by the check module, the strategy's repr and max_examples (and "chosen <function>" for the chosen
-examples, deterministic but costly to build), with a fingerprint of what they depend on (the hypothesis
-and torch versions, the lab's checks' code and this package's). A stale or missing file costs time
+keyed by the check module, the strategy's repr and max_examples (and "chosen <function>", with a declared
+function's domain and units, for the chosen examples, deterministic but costly to build), with a fingerprint of what
+they depend on (the hypothesis and torch versions, the lab's checks' code, this package's and the declarations'
+readers). A stale or missing file costs time
 only: the lists are then drawn in the grade, once per strategy and process. `python -m autograder
 refresh` rewrites the file; the tests check that it is current and equals a fresh draw.
 """
@@ -41,12 +42,13 @@ from hypothesis import strategies as st
 
 from autograder.checks import Context, tools
 from autograder.checks.strategies import Ragged
-from autograder.lab import arithmetic, paths
+from autograder.lab import arithmetic, domain_spec, paths, unit_spec
 from autograder.lab.fingerprints import code_of, numerics
 from autograder.sandbox.remote import FAILED_FOR_GOOD, SubmissionError
 
-# the code the draws and the chosen examples depend on: the lab's checks, and this package's
+# the code the draws and the chosen examples depend on: the lab's checks, this package's, and the declarations' readers
 CODE_DIRS = {"lab": paths.GRADING / "checks", "engine": Path(__file__).resolve().parent}
+CODE_FILES = {"engine/domain_spec.py": Path(domain_spec.__file__), "engine/unit_spec.py": Path(unit_spec.__file__)}
 DATA_FILE = paths.GRADING / "checks" / "hidden" / "examples.json"
 DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.bool)}
 DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
@@ -107,7 +109,7 @@ def chosen_examples(function: str, listed: Callable[[], Sequence] = list) -> lis
     function asked again only repeats its answer, and reaches no level its twin does not)."""
     from autograder.lab import registry
 
-    key = f"chosen {function}"
+    key = chosen_key(function)
     shipped = _shipped().get(key)
     if shipped is not None:
         return shipped
@@ -120,6 +122,14 @@ def chosen_examples(function: str, listed: Callable[[], Sequence] = list) -> lis
                 seen.add(code)
                 DRAWN[key].append(example)
     return DRAWN[key]
+
+
+def chosen_key(function: str) -> str:
+    """The shipped file's key of `function`'s chosen examples: "chosen F", then F's declaration where it declares a
+    domain (its domain and units), so that a changed declaration builds them anew."""
+    from autograder.lab import config
+    spec = config.current().contract.get(function)
+    return f"chosen {function}" + (f" {spec.domain!r} {spec.units!r}" if spec is not None and spec.domain else "")
 
 
 def derived_chosen(function: str) -> list:
@@ -152,6 +162,8 @@ def fingerprint() -> str:
     for name, folder in CODE_DIRS.items():
         for path in sorted(folder.rglob("*.py")):
             h.update(f"{name}/{path.relative_to(folder)}".encode() + b"\0" + code_of(path).encode())
+    for name, path in CODE_FILES.items():
+        h.update(name.encode() + b"\0" + code_of(path).encode())
     return h.hexdigest()
 
 

@@ -24,8 +24,8 @@ import yaml
 
 from autograder.lab.domain_spec import Parameter
 from autograder.lab.lab_folder import GRADING_YAML
+from autograder.lab.unit_spec import UnitFactor, parse_factor
 from autograder.lab.unit_spec import names as unit_names
-from autograder.lab.unit_spec import parse_factor
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")  # Gradescope's, least visible first
 
@@ -152,7 +152,7 @@ class UnitFactorSpec:
 
 @dataclass(frozen=True)
 class ContractUnits:
-    along: str = doc("the size letter of the domain whose indices are the units (a pair, a group)")
+    along: str = doc("the size letter of the domain whose indices are the units (one pair of answers)")
     factors: dict[str, UnitFactorSpec] = doc("per-unit factors by name, each set in this order "
                                              "(autograder/lab/unit_spec.py)")
 
@@ -171,9 +171,9 @@ class ContractFunction:
                                  "`mask B T`, `prefix-mask B T`, `float 0.5..4`, `int 1..8`, `bool`, `choice A B`, "
                                  "`choice 0.1 1 10` (numbers); autograder/checks/domains.py): "
                                  "what generated checks draw from", {})
-    units: ContractUnits | None = doc("per-unit factors of its domain (a pair's margin, a group's spread): their "
-                                         "levels are reached in pairs by the derived check's chosen examples, each "
-                                         "unit set to its levels (autograder/checks/units.py)", None)
+    units: ContractUnits | None = doc("per-unit factors of its domain (each pair's margin): their levels are "
+                                      "reached in pairs by the derived check's chosen examples, each unit set to "
+                                      "its levels (autograder/checks/units.py)", None)
     differentiable: tuple[str, ...] = doc("the parameters the training differentiates through (a single-tensor "
                                           "output only): each gets a derived gradient test", ())
     examples: tuple[dict[str, Any], ...] = doc("worked examples, each a value per parameter (a tensor as a nested "
@@ -352,7 +352,7 @@ def _check_units(reader: "_Reader", name: str, fn: ContractFunction) -> None:
         raise reader.error(f"{where}.along", f"{fn.units.along!r}: declare a domain with parameters `tensor "
                            f"{fn.units.along}` (one entry per unit)")
     settings = tuple(p.name for p in params if p.kind in ("float", "int", "bool", "choice"))
-    earlier: list = []
+    earlier: list[UnitFactor] = []
     for factor, spec in fn.units.factors.items():
         try:
             parsed = parse_factor(factor, spec.expression, spec.set_by, spec.levels, unit, settings)

@@ -27,10 +27,17 @@ Interval = tuple[float, float]  # [low, high], either end infinite
 Piece = tuple[float, float]     # an open interval (low < high), or a point (low == high)
 _BINARY: dict[type, Callable[[float, float], float]] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b}
+    ast.Div: lambda a, b: _divide(a, b)}
 _COMPARE: dict[type, Callable[[float, float], bool]] = {
     ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
     ast.GtE: lambda a, b: a >= b, ast.Eq: lambda a, b: a == b}
+
+
+def _divide(a, b):
+    """a / b, as IEEE does it for numbers (x / 0 is +-inf, 0 / 0 nan), as torch does it for tensors."""
+    if isinstance(b, (int, float)) and b == 0 and isinstance(a, (int, float)):
+        return math.copysign(math.inf, a) * math.copysign(1.0, b) if a != 0 else math.nan
+    return a / b
 
 
 def _python(text: str) -> str:
