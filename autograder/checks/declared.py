@@ -168,13 +168,15 @@ def chosen(function: str) -> list[tuple]:
     params = parameters(function)
     factors, impossible = factors_of(function)
     declared_units = units.declared_for(function)
-    if declared_units is None:
-        rows = covering_rows(factors, impossible, lambda levels: 0)
-        return [_example(function, params, row, i, (factors, impossible)) for i, row in enumerate(rows)]
-    along, feasible = declared_units.along, _feasible(function, declared_units)
-    rows = covering_rows(factors, impossible, lambda levels: 1 if levels.get(f"size {along}") == "1" else SIZES[1],
-                         feasible=feasible)
-    return [_example(function, params, row, i, (factors, impossible), feasible) for i, row in enumerate(rows)]
+    feasible = _feasible(function, declared_units) if declared_units is not None else None
+
+    def capacity(levels: dict[str, str]) -> int:  # units a row lists: none without `units`, 1 for a size of 1
+        if declared_units is None:
+            return 0
+        return 1 if levels.get(f"size {declared_units.along}") == "1" else SIZES[1]
+    rows = covering_rows(factors, impossible, capacity, feasible=feasible)
+    return [_example(function, params, row, i, (factors, impossible), declared_units, feasible)
+            for i, row in enumerate(rows)]
 
 
 def _feasible(function: str, declared_units: units.Units) -> Feasible:
@@ -207,14 +209,14 @@ def confirmation_calls(function: str) -> list[tuple[tuple, dict]]:
 
 
 def _example(function: str, params: list[Parameter], row: Row, index: int,
-             factors: tuple[tuple[Factor, ...], dict[Pair, str]], feasible: Feasible | None = None) -> tuple:
+             factors: tuple[tuple[Factor, ...], dict[Pair, str]], declared_units: units.Units | None = None,
+             feasible: Feasible | None = None) -> tuple:
     """The chosen example of a covering array's row: its per-call levels, and its units (declared `units`) at theirs
     where it lists any (the other units at random possible levels)."""
     levels = row.levels
     rng = random.Random(f"{function} chosen {index}")
     g = torch.Generator().manual_seed(rng.randrange(2**31))
     dtype = torch.float32 if levels.get("dtype") == "float32" else torch.float64
-    declared_units = units.declared_for(function)
     sizes = {letter: 1 if levels.get(f"size {letter}") == "1" else rng.randint(2, SIZES[1])
              for letter in letters(params)}
     if declared_units is not None and levels.get(f"size {declared_units.along}") != "1":
