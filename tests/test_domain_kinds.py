@@ -8,7 +8,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from autograder.checks import declared, domains, units
+from autograder.checks import declared, domains
 from autograder.lab.domain_spec import Parameter
 
 SPECS = {"logp": "tensor B T in -40..0", "mask": "prefix-mask B T", "x": "tensor B T", "bits": "mask B T",
@@ -62,7 +62,7 @@ def declared_params(monkeypatch):
     """The contract function "f" declares PARAMS (hypothesis builds its draws lazily, inside the test)."""
     monkeypatch.setattr(declared, "parameters", lambda function: PARAMS)
     monkeypatch.setattr(domains, "parameters", lambda function: PARAMS)
-    monkeypatch.setattr(units, "declared_for", lambda function: None)  # no per-unit factors (test_units.py)
+    monkeypatch.setattr(declared, "declared_for", lambda function: None)  # no per-unit factors (test_units.py)
 
 
 def test_probe_inputs_and_twins_stay_in_the_declared_domain():

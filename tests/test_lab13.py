@@ -153,16 +153,15 @@ def test_the_shipped_data_files_are_current():
 
 def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
     """Every hidden property check runs on shipped examples (nothing drawn in a grade); they equal a fresh draw,
-    each distinct draw once, and the chosen examples are what chosen.py builds (what checks/declared.py derives
-    for the functions whose domain is declared, then for dpo_loss and ipo_loss the training's batches), each once,
+    each distinct draw once, and the chosen examples are what checks/lab_inputs.py builds (chosen.py's; for the
+    functions whose domain is declared what checks/declared.py derives, then the training's batches), each once,
     none a draw's repeat."""
     out = in_lab13(
         "import json\n"
-        "from autograder import checks\nfrom autograder.lab import registry\n"
-        "from autograder.checks import declared, examples\n"
+        "from autograder import checks\nfrom autograder.lab import config\n"
+        "from autograder.checks import examples, lab_inputs\n"
         "from autograder.lab.reference import load_reference\n"
         "from autograder.checks.local import local_context\n"
-        "chosen = registry.lab_module('checks.hidden.chosen')\n"
         "hidden = [c for c in checks.load_all().values() if '.checks.hidden.' in c.run.__module__\n"
         "          or c.run.__module__ == 'autograder.checks.differential']\n"
         "ctx = local_context(load_reference(), load_reference())\n"
@@ -177,14 +176,11 @@ def test_the_shipped_examples_are_what_the_checks_draw_and_choose():
         "    assert code(listed) == code(shipped[key]), key\n"
         "    assert len(set(code(listed))) == len(listed), key\n"
         "drawn = {e for key, listed in shipped.items() if not key.startswith('chosen ') for e in code(listed)}\n"
-        "for function in [*registry.lab_module('checks.hidden.domains').DIFFERENTIAL, 'dpo_loss', 'ipo_loss']:\n"
-        "    built, mine = code(chosen.examples(function)), code(shipped[examples.chosen_key(function)])\n"
+        "for function in config.current().contract:\n"
+        "    built, mine = code(lab_inputs.chosen_inputs(function)), code(shipped[examples.chosen_key(function)])\n"
         "    assert len(set(mine)) == len(mine) and not set(mine) & drawn, function\n"
-        "    assert [e for e in built if e in mine] == mine, function  # in chosen.py's order\n"
+        "    assert [e for e in built if e in mine] == mine, function  # in the built order\n"
         "    assert set(built) - set(mine) <= drawn, function  # only a repeat of a draw is left out\n"
-        "key = examples.chosen_key('sequence_logprob')\n"
-        "built, mine = code(declared.chosen('sequence_logprob')), code(shipped[key])\n"
-        "assert [e for e in built if e in mine] == mine and set(built) - set(mine) <= drawn\n"
         "print(len(shipped))\n")
     assert int(out) >= 5 + 4  # the chosen examples of five functions, the draws of four strategies
 
@@ -216,7 +212,11 @@ def test_the_training_regime_is_among_the_chosen_examples():
         "args = grpo[0][0]\n"
         "assert args[0].dtype == torch.float32 and args[4].shape == (64, 4)\n"
         "assert rows_class(args[4]).startswith('ragged')\n"
-        "*four, beta = chosen.examples('dpo_loss')[-2]  # after the derived ones: the derived check's arguments\n"
+        "from autograder.checks import lab_inputs\n"
+        "derived = lab_inputs.chosen_inputs('dpo_loss')\n"
+        "*four, beta = derived[-2]  # after the derived ones: the derived check's arguments\n"
+        "regime = chosen.examples('dpo_loss')\n"
+        "assert len(derived) > 2 and all(a is b for a, b in zip(derived[-2:], regime, strict=True))\n"
         "assert beta == 0.1 and four[0].shape == (64,)\n"
         "assert torch.equal(four[0], four[2]) and torch.equal(four[1], four[3])  # the first step: policy = reference\n"
         "print('ok')\n")
@@ -232,9 +232,10 @@ def test_the_confirmation_inputs_separate_every_mistake_of_the_bank():
         "from autograder.checks.factors import rows_class\n"
         "from autograder.lab.reference import load_reference\n"
         "from autograder.lab.entries import contract_with\n"
+        "from autograder.checks import lab_inputs\n"
         "lab, ref = registry.lab(), load_reference()\n"
         "for function, spec in config.current().contract.items():\n"
-        "    calls, correct = lab.confirmation_calls(function), getattr(ref, function)\n"
+        "    calls, correct = lab_inputs.confirmation_inputs(function), getattr(ref, function)\n"
         "    answers = {e.name: [diagnosis.answer_of(contract_with(e, ref)[function], a, k) for a, k in calls]\n"
         "               for e in bank.mistakes_of_part(spec.part)}\n"
         "    answers['(the reference)'] = [diagnosis.answer_of(correct, a, k) for a, k in calls]\n"

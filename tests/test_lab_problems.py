@@ -89,15 +89,33 @@ def yaml_entry_without_check(lab: Path) -> None:
          "  scale.matches_reference: {points: 4}\n  scale.typo_check: {points: 1}\n")
 
 
-def hints_never_confirmed(lab: Path) -> None:  # its own hooks give no confirmation inputs (a declared lab's come from
-    (lab / "grading" / "lab.py").write_text(  # its required domains)
-        "import types\n\nfrom autograder.checks import domains\nfrom autograder.judge import diagnosis\n"
+def own_hooks(lab: Path, twin: str) -> None:
+    """grading/lab.py with the lab's own hooks: no confirmation inputs, `twin` (Python, or None), hand-made probes."""
+    (lab / "grading" / "lab.py").write_text(
+        "import types\n\nimport torch\n\nfrom autograder.judge import diagnosis\n"
         "from autograder.lab import registry\nfrom autograder.checks import examples\n"
         "\nfrom . import e2e_tests  # noqa: F401\n\nregistry.register_lab(registry.Lab(\n"
         "    name='toylab', make_parts=lambda functions: types.SimpleNamespace(**functions),\n"
-        "    probe_inputs=domains.probe_inputs, diagnose=diagnosis.diagnose, plot=lambda t, h, m: [],\n"
-        "    confirmation_calls=lambda function: [], twin=domains.twin,\n"
+        "    probe_inputs=lambda: {'masked_mean': (torch.ones(1, 2), torch.ones(1, 2)),\n"
+        "                          'scale': (torch.ones(2), 2.0)},\n"
+        f"    diagnose=diagnosis.diagnose, plot=lambda t, h, m: [], twin={twin},\n"
         "    data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),)))\n")
+
+
+def undeclared(lab: Path, function: str, part: str, domain: str) -> None:
+    """`function` declares no domain (and so derives no differential check)."""
+    edit(lab / "grading.yaml", f"domain: {domain},", "")
+    edit(lab / "grading.yaml", f"  {part}.matches_reference:", f"  # {part}.matches_reference:")
+
+
+def hints_never_confirmed(lab: Path) -> None:  # a function without a domain, and hooks that give no confirmation inputs
+    undeclared(lab, "masked_mean", "mean", "{x: tensor B T, mask: mask B T}")
+    own_hooks(lab, "lambda function, args, kwargs, valid, position: (args, kwargs)")
+
+
+def twin_missing(lab: Path) -> None:  # a function without a domain, and hooks that give no twin to redraw its inputs
+    undeclared(lab, "scale", "scale", "{x: tensor B T, factor: float 0.5..8}")
+    own_hooks(lab, "None")
 
 
 def stale_data(lab: Path) -> None:  # the mistakes' e2e outcomes no longer match the e2e tests' code
@@ -146,6 +164,8 @@ def stale_shared_copy(lab: Path) -> None:  # the lab names another lab's file an
      r"grading.yaml:\d+: contract.masked_mean.differentiable: 'y' is not one of its parameters"),
     (yaml_entry_without_check, ("calibrate", "--no-write"), r"grading.yaml:\d+: tests.scale.typo_check: no check"),
     (hints_never_confirmed, ("validate",), r"grading/lab.py: the bank's mistake mean.plain_mean has a hint"),
+    (twin_missing, ("grade", "solutions/toy.py"), r"grading/lab.py: contract.scale declares no `domain` and the lab "
+                                                  r"gives no twin"),
     (stale_data, ("release",), r"release: grading/data/e2e_mistakes.json is stale"),
     (world_file_missing, ("grade", "solutions/toy.py"), r"grading.yaml:\d+: world: ../other/assignment/helpers.py "
                                                         r"is not a file"),

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder.checks.base import CheckFailed, Context
-from autograder.checks.tools import Call, expect_like_reference, reference_answer
+from autograder.checks.base import Call, CheckFailed, Context
+from autograder.checks.tools import expect_like_reference, reference_answer
 from autograder.lab import config
 
 F = torch.nn.functional

@@ -3,10 +3,10 @@
 The student bundle gets what the self-check and the notebook's test cells need, and nothing hidden: starting from
 SELF_CHECK_ENTRY, it follows every `autograder.*` import (found with ast, including imports inside functions) and
 adds those modules' files with their packages' `__init__.py`. Modules under NOT_FOR_STUDENTS (the mistake bank, the
-diagnosis, the end-to-end tests and their replays, the grader's checks on itself, the contract's derived tests, this
-bundling code) are never added: the self-check runs without them. Following imports, rather than listing files,
-keeps the bundle working when the engine grows a new module. The Gradescope bundle gets the whole package but this
-bundling code.
+diagnosis, the end-to-end tests and their replays, the grader's checks on itself, the contract's derived tests, the
+fresh twins and chosen inputs, this bundling code) are never added: the self-check runs without them. Following
+imports, rather than listing files, keeps the bundle working when the engine grows a new module. The Gradescope
+bundle gets the whole package but this bundling code.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ SELF_CHECK_ENTRY = ("autograder.__main__", "autograder.commands.grade", "autogra
                     "autograder.checks.derived")  # derived: loaded by name (checks.load_all)
 NOT_FOR_STUDENTS = ("autograder.lab.bank", "autograder.judge.diagnosis", "autograder.judge.e2e", "autograder.replay",
                     "autograder.bundling", "autograder.validity", "autograder.checks.local", "autograder.lab.entries",
-                    "autograder.checks.contract_tests",
-                    "autograder.checks.differential")
+                    "autograder.checks.contract_tests", "autograder.checks.differential",
+                    "autograder.checks.lab_inputs")
 DATA = ("templates", "sandbox/child")   # the package's folders the self-check reads whole (report templates, the child)
 BUNDLING = "bundling"           # this package: builds bundles, ships in none
 

@@ -23,6 +23,20 @@ class Check:
         return self.id.split(".")[0]
 
 
+@dataclass(frozen=True)
+class Call:
+    """One call a check makes, with what validating its answer needs (a fresh twin repeats it with new values)."""
+
+    function: str
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    grad: tuple[int, ...] = ()
+    valid: bool = True             # False: an input the contract rejects (the answer is an exception)
+    names: tuple[str, ...] = ()
+    shape: tuple[int, ...] | None = None
+    tuple_of: int | None = None
+
+
 @dataclass(eq=False)
 class CheckFailed(Exception):
     """A check found a wrong answer. `message` and `compared` are shown with the test's outcome; the other text

@@ -26,8 +26,8 @@ from typing import Callable
 
 import torch
 
-from autograder.checks.base import REGISTRY, Check, Context, is_public
-from autograder.checks.tools import FATAL_KINDS, Answer, Call, expect_like_reference, fmt_call, recording
+from autograder.checks.base import REGISTRY, Call, Check, Context, is_public
+from autograder.checks.tools import FATAL_KINDS, Answer, expect_like_reference, fmt_call, fresh_input_like, recording
 from autograder.lab import config
 from autograder.sandbox import textsafe
 from autograder.sandbox.remote import SubmissionError
@@ -123,8 +123,8 @@ def fresh_calls(ctx: Context, function: str, first_position: int) -> list[Call]:
     for seed in seed_calls(ctx.ref, function):
         for dtype in DTYPES:
             position = first_position + len(made)
-            args, kwargs = _lab().twin(function, _cast(seed.args, dtype), _cast_kwargs(seed.kwargs, dtype), True,
-                                       position)
+            args, kwargs = fresh_input_like(function, _cast(seed.args, dtype), _cast_kwargs(seed.kwargs, dtype),
+                                                 True, position)
             shape = spec.shapes(tuple(args))
             tuple_of = len(shape) if shape and isinstance(shape[0], tuple) else None
             made.append(Call(function, tuple(args), dict(kwargs), (), True, spec.parameters,

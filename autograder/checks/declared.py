@@ -28,12 +28,12 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from autograder.checks import units
 from autograder.checks.chosen import place_units
 from autograder.checks.covering import Feasible, Row, covering_rows
 from autograder.checks.domains import prefix_masks, uniform
 from autograder.checks.factors import Factor, Pair, dtype_factor
 from autograder.checks.strategies import DTYPES, bounded, floats
+from autograder.checks.units import Units, declared_for
 from autograder.lab import config
 from autograder.lab.domain_spec import Parameter
 
@@ -121,7 +121,7 @@ def factors_of(function: str) -> tuple[tuple[Factor, ...], dict[Pair, str]]:
         elif p.kind in ("float", "int", "bool", "choice"):
             levels = {"bool": ("False", "True"), "choice": p.choices}.get(p.kind) or _range_levels(p)
             made.append(Factor(p.name, levels, functools.partial(_parameter_level, p)))
-    declared_units = units.declared_for(function)
+    declared_units = declared_for(function)
     if declared_units is not None:
         made += declared_units.unit_factors()
         impossible.update(declared_units.out_of_reach())
@@ -167,7 +167,7 @@ def chosen(function: str) -> list[tuple]:
     """One argument tuple per row of a pairwise covering array of `function`'s factors (deterministic)."""
     params = parameters(function)
     factors, impossible = factors_of(function)
-    declared_units = units.declared_for(function)
+    declared_units = declared_for(function)
     feasible = _feasible(function, declared_units) if declared_units is not None else None
 
     def capacity(levels: dict[str, str]) -> int:  # units a row lists: none without `units`, 1 for a size of 1
@@ -179,7 +179,7 @@ def chosen(function: str) -> list[tuple]:
             for i, row in enumerate(rows)]
 
 
-def _feasible(function: str, declared_units: units.Units) -> Feasible:
+def _feasible(function: str, declared_units: Units) -> Feasible:
     """Whether a unit with some levels can be made beside a row's per-call levels (tried with seeded draws of the
     row's settings; memoised)."""
     names = {p.name for p in declared_units.settings}
@@ -209,7 +209,7 @@ def confirmation_calls(function: str) -> list[tuple[tuple, dict]]:
 
 
 def _example(function: str, params: list[Parameter], row: Row, index: int,
-             factors: tuple[tuple[Factor, ...], dict[Pair, str]], declared_units: units.Units | None = None,
+             factors: tuple[tuple[Factor, ...], dict[Pair, str]], declared_units: Units | None = None,
              feasible: Feasible | None = None) -> tuple:
     """The chosen example of a covering array's row: its per-call levels, and its units (declared `units`) at theirs
     where it lists any (the other units at random possible levels)."""

@@ -18,8 +18,8 @@ from types import SimpleNamespace
 from typing import Any, Callable
 
 from autograder.checks import declared, examples, tools
-from autograder.checks.base import REGISTRY, Context
-from autograder.checks.tools import Call, expect_like_reference
+from autograder.checks.base import REGISTRY, Call, Context
+from autograder.checks.tools import expect_like_reference
 from autograder.lab import config
 from autograder.lab.domain_spec import derived_test_id
 

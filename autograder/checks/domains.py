@@ -19,8 +19,8 @@ import random
 
 import torch
 
+from autograder.checks.base import Call
 from autograder.checks.chosen import prefix_mask
-from autograder.checks.tools import Call
 from autograder.lab import config
 from autograder.lab.domain_spec import Parameter
 

@@ -15,8 +15,9 @@ submission whose answers depend on state or randomness), the listed example's fa
 unshrunk: a failure is never lost. Chosen examples run after the draws pass; a failure there is shown
 as it is (they are small by construction, and hypothesis cannot shrink what it did not draw).
 
-The chosen examples are the lab's (registry.Lab.chosen_examples: its grading/checks/hidden/chosen.py, a
-pairwise covering array of each differential check's factors, built with covering.py and chosen.py).
+The chosen examples are checks/lab_inputs.py's: those derived from a function's declared domain (declared.py), then
+the lab's (registry.Lab.chosen_examples: its grading/checks/hidden/chosen.py, a pairwise covering array of a
+hand-written differential check's factors built with covering.py and chosen.py, or the training's own regime).
 The lists are shipped in the lab's grading/checks/hidden/examples.json (a hidden-check file, never in
 the student bundle; the lab declares it among its data files: DataFile(DATA_FILE, is_current, write)),
 keyed by the check module, the strategy's repr and max_examples (and "chosen <function>", with a declared
@@ -107,7 +108,7 @@ def chosen_examples(function: str, listed: Callable[[], Sequence] = list) -> lis
     """The lab's chosen examples of `function`, shipped (building the covering arrays costs ~0.5 s of CPU) or
     built once: each distinct one once, none that repeats one of the draws `listed()` (an example of a pure
     function asked again only repeats its answer, and reaches no level its twin does not)."""
-    from autograder.lab import registry
+    from autograder.checks import lab_inputs
 
     key = chosen_key(function)
     shipped = _shipped().get(key)
@@ -116,7 +117,7 @@ def chosen_examples(function: str, listed: Callable[[], Sequence] = list) -> lis
     if key not in DRAWN:
         seen = {json.dumps(encode(e)) for e in listed()}
         DRAWN[key] = []
-        for example in registry.lab().chosen_examples(function) or derived_chosen(function):
+        for example in lab_inputs.chosen_inputs(function):
             code = json.dumps(encode(example))
             if code not in seen:
                 seen.add(code)
@@ -130,13 +131,6 @@ def chosen_key(function: str) -> str:
     from autograder.lab import config
     spec = config.current().contract.get(function)
     return f"chosen {function}" + (f" {spec.domain!r} {spec.units!r}" if spec is not None and spec.domain else "")
-
-
-def derived_chosen(function: str) -> list:
-    """The chosen examples derived from `function`'s declared domain (checks/declared.py), when the lab gives none."""
-    from autograder.checks import declared
-    from autograder.lab import config
-    return declared.chosen(function) if config.current().contract[function].domain else []
 
 
 def drawn(ctx: Context, strategy: st.SearchStrategy) -> list:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import torch
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers
 from hypothesis.reporting import with_reporter
 
-from autograder.checks.base import CheckFailed, Context
+from autograder.checks.base import Call, CheckFailed, Context
 from autograder.lab import config
 from autograder.sandbox import textsafe
 from autograder.sandbox.remote import SubmissionError, parameter_names
@@ -93,20 +93,6 @@ def recording():
         yield RECORDED
     finally:
         RECORDED = saved
-
-
-@dataclass(frozen=True)
-class Call:
-    """One call a check makes, with what validating its answer needs (a fresh twin repeats it with new values)."""
-
-    function: str
-    args: tuple
-    kwargs: dict = field(default_factory=dict)
-    grad: tuple[int, ...] = ()
-    valid: bool = True             # False: an input the contract rejects (the answer is an exception)
-    names: tuple[str, ...] = ()
-    shape: tuple[int, ...] | None = None
-    tuple_of: int | None = None
 
 
 SHOWN: list[Call] | None = None  # while a public check runs (`public`): the calls it makes, in order
@@ -232,16 +218,22 @@ def public(run: Callable[[Context], None]) -> Callable[[Context], None]:
 def fresh_twins(ctx: Context, made: list[Call]) -> None:
     """The submission answers a fresh twin of each call in `made` (a public check's shown calls) as the reference
     does (expect_like_reference)."""
-    from autograder.lab import registry  # the lab's own draws (hidden): never in the student bundle
-    lab = registry.lab()
+    from autograder.lab import registry
     for position, shown in enumerate(made):
-        args, kwargs = lab.twin(shown.function, shown.args, shown.kwargs, shown.valid, position)
+        args, kwargs = fresh_input_like(shown.function, shown.args, shown.kwargs, shown.valid, position)
         try:
-            expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), lab.twin_scale)
+            expect_like_reference(ctx, replace(shown, args=args, kwargs=kwargs), registry.lab().twin_scale)
         except CheckFailed as failure:  # the shown input passed: say so, and hold the twin's input back
             failure.message = f"{FRESH}: {failure.message}"
             failure.private_inputs = True
             raise
+
+
+def fresh_input_like(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
+    """A fresh twin of a call (checks/lab_inputs.py: derived from a declared domain, else the lab's); a full grade's
+    only (the student bundle, whose self-check never asks a twin, holds none of the draws: bundling/engine.py)."""
+    from autograder.checks.lab_inputs import fresh_twin
+    return fresh_twin(function, args, kwargs, valid, position)
 
 
 def expect_like_reference(ctx: Context, made: Call,

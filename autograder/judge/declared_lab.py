@@ -4,9 +4,8 @@ module by name, as it would the lab's own lab.py). Importing it registers them, 
 
     parts         the training bundle: a namespace of the contract functions (parts.masked_mean)
     probe inputs  one draw per function from its declared domain (autograder/checks/domains.py)
-    twins         a public check's call with new tensor values, the same shapes, masks and settings (domains.twin)
-    confirmation  the chosen examples of each declared domain (checks/declared.py: a pairwise covering array of its
-                  factors, both dtypes), on which a hint's mistake must be the only one answering as the submission
+    twins, confirmation inputs and chosen examples: the engine's, derived from each declared domain for every lab
+                  (checks/lab_inputs.py)
     plots         its e2e tests' runs against the reference's band, each metric named as it is (judge/plots.py)
     data files    the property checks' shipped draws (checks/examples.py)
 """
@@ -15,7 +14,7 @@ from __future__ import annotations
 
 import types
 
-from autograder.checks import declared, domains, examples
+from autograder.checks import domains, examples
 from autograder.judge import diagnosis, plots
 from autograder.lab import config, registry
 
@@ -28,7 +27,5 @@ registry.register_lab(registry.Lab(
     probe_inputs=domains.probe_inputs,
     diagnose=diagnosis.diagnose,
     plot=plots.e2e_plots,  # each metric named as its history names it
-    confirmation_calls=declared.confirmation_calls,
-    twin=domains.twin,
     data_files=(registry.DataFile(examples.DATA_FILE, examples.is_current, examples.write),),
 ))

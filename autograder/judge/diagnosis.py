@@ -77,9 +77,9 @@ def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask
             matches.append(entry)
     if not matches:
         return ""
-    from autograder.lab.registry import lab
+    from autograder.checks import lab_inputs
 
-    calls = lab().confirmation_calls(function)
+    calls = lab_inputs.confirmation_inputs(function)
     answers = [ask(args, kwargs) for args, kwargs in calls]
     survivors = [e for e in matches if agree(_answers(function, e, reference), answers, calls, correct)]
     if len(survivors) != 1:  # none reproduces the answers, or the confirmation inputs cannot tell them apart
@@ -94,12 +94,12 @@ def _diagnose(part: str, failure: CheckFailed, reference: ModuleType | None, ask
 
 def _answers(function: str, entry: Entry | None, reference: ModuleType) -> list:
     """A candidate's answers (None: the reference's) to the confirmation calls, computed once per process."""
-    from autograder.lab.registry import lab
+    from autograder.checks import lab_inputs
 
     key = (function, entry, id(reference))
     if key not in _ANSWERS:
         fn = contract_with(entry, reference)[function] if entry else getattr(reference, function)
-        _ANSWERS[key] = [answer_of(fn, args, kwargs) for args, kwargs in lab().confirmation_calls(function)]
+        _ANSWERS[key] = [answer_of(fn, args, kwargs) for args, kwargs in lab_inputs.confirmation_inputs(function)]
     return _ANSWERS[key]
 
 

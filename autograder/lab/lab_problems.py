@@ -70,8 +70,9 @@ def ensure_complete(cfg: config.Config, grading: bool = False) -> None:
                                "id (@check in grading/checks/public/ or hidden/)")
         e2e.load_all()
         e2e.check_config(cfg)
+        _twins_given(cfg, registry.lab())
         if not grading:
-            _hints_can_be_confirmed(bank.load_all(), registry.lab())
+            _hints_can_be_confirmed(bank.load_all())
 
 
 def _world_is_there(cfg: config.Config) -> None:
@@ -109,16 +110,27 @@ def _derived_tests(cfg: config.Config, full: bool) -> dict[str, str]:
     return {**derived.register(cfg, hidden=full), **(contract_tests.derived_ids(cfg) if full else {})}
 
 
-def _hints_can_be_confirmed(entries: list, lab) -> None:
+def _hints_can_be_confirmed(entries: list) -> None:
     """A mistake's hint is shown only once confirmation inputs confirm it: a function with hinted mistakes needs
     some."""
+    from autograder.checks import lab_inputs
     for entry in entries:
-        if entry.is_mistake and entry.hint and not tuple(lab.confirmation_calls(entry.function)):
+        if entry.is_mistake and entry.hint and not tuple(lab_inputs.confirmation_inputs(entry.function)):
             where = shown(paths.GRADING / "lab.py") if (paths.GRADING / "lab.py").is_file() else \
                 config.current().where(f"contract.{entry.function}")
             raise LabError(f"{where}: the bank's mistake {entry.id} has a hint, but the lab gives no confirmation "
                            f"inputs for {entry.function} (Lab.confirmation_calls, or a declared `domain`): no hint "
                            "would ever be shown (docs/labs.md)")
+
+
+def _twins_given(cfg: config.Config, lab) -> None:
+    """Every contract function gets fresh twins (of its public checks' calls, and its derived dtype test's inputs):
+    from its declared domain, else from the lab's twin."""
+    for name, spec in cfg.contract.items():
+        if not spec.domain and lab.twin is None:
+            raise LabError(f"{shown(paths.GRADING / 'lab.py')}: contract.{name} declares no `domain` and the lab "
+                           "gives no twin (Lab.twin) to draw its fresh inputs: declare its domain in grading.yaml, or "
+                           "give one (docs/labs.md)")
 
 
 def stale_data_files() -> list[str]:

@@ -56,12 +56,17 @@ class Lab:
     probe_inputs: Callable[[], dict[str, tuple]]       # a tiny valid input per contract function
     diagnose: Callable[..., str]                       # (part, failure, reference, ask) -> hint or ""
     plot: Callable[[str, dict, tuple[str, ...]], list[tuple[str, bytes]]]  # (test, histories, metrics) -> PNGs
-    confirmation_calls: Callable[[str], Sequence]      # function -> chosen calls that confirm a diagnosis
-    twin: Callable[..., tuple[tuple, dict]]            # (function, args, kwargs, valid, position) -> a fresh input
+    # The hooks below serve the contract functions that declare no `domain` in grading.yaml; a declared one gets the
+    # engine's derived inputs (autograder/checks/lab_inputs.py), and the lab's chosen examples after its derived ones.
+    # function -> chosen calls that confirm a diagnosis
+    confirmation_calls: Callable[[str], Sequence] = lambda function: ()
+    # (function, args, kwargs, valid, position) -> a fresh input like a shown one (needed unless every function
+    # declares its domain: lab_problems says so)
+    twin: Callable[..., tuple[tuple, dict]] | None = None
     data_files: tuple[DataFile, ...] = ()  # in the order they are computed (a later one may read an earlier one)
     band_metrics: tuple[str, ...] = ()     # per-iteration metrics of the calibration's reference band (plots)
-    # function -> the chosen examples its differential check runs after the draws (autograder/checks/examples.py;
-    # none given: those derived from its declared domain, autograder/checks/declared.py)
+    # function -> the chosen examples its differential check runs after the draws (autograder/checks/examples.py),
+    # after those derived from its declared domain (autograder/checks/declared.py) where it declares one
     chosen_examples: Callable[[str], Sequence] = lambda function: ()
     replays: Replays | None = None         # its recorded trainings replay (else every run trains)
     # (function, args) -> a twin's rounding allowance where it is larger than the derived one (the sum of |x dF/dx|

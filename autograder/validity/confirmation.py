@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from autograder.checks import lab_inputs
 from autograder.judge import diagnosis
 from autograder.lab import bank, config, registry
 from autograder.lab.entries import contract_with
@@ -26,12 +27,11 @@ def unseparated(parts: list[str] | None = None) -> list[tuple[str, str, str]]:
 
     reference = load_reference()
     cfg = config.load()
-    lab = registry.lab()
     same = getattr(registry.lab_module("bank"), "SAME_DIAGNOSIS", {})
     pairs = []
     for part in parts or list(cfg.parts):
         for function in cfg.parts[part]:
-            calls = tuple(lab.confirmation_calls(function))
+            calls = tuple(lab_inputs.confirmation_inputs(function))
             correct = getattr(reference, function)
             answers = {e: [diagnosis.answer_of(contract_with(e, reference)[function], *c) for c in calls]
                        for e in bank.mistakes_of_part(part)}

@@ -5,7 +5,7 @@ one: every hidden check that calls it) runs on the reference with its own strate
 hypothesis examples (a fixed seed, not the derandomised draws a grade makes, nor the shipped examples.json),
 then its chosen examples (the covering array); every call it makes of the function is kept. A check that
 draws no hypothesis examples (the toy lab's seeded ones) is topped up to `count` with the lab's fresh twins
-of its calls (registry.Lab.twin: new values of the same kind and size). Each draw is then asked in float32
+of its calls (checks/lab_inputs.py: new values of the same kind and size). Each draw is then asked in float32
 and in float64 (its floating tensors cast), so `count` draws give `count` per dtype at least.
 
     draws = fresh(reference, "f", count=1000, seed_value=29)   # list[Draw]
@@ -25,9 +25,9 @@ import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from autograder import checks
-from autograder.checks import CheckFailed, examples, tools
+from autograder.checks import CheckFailed, examples, lab_inputs, tools
 from autograder.checks.local import LocalSubmission, local_context
-from autograder.lab import config, registry
+from autograder.lab import config
 from autograder.sandbox.remote import SubmissionError
 
 ROUNDING = 16  # answers equal within this many units of rounding (of the dtype) of the tensor's largest entry
@@ -91,7 +91,7 @@ def fresh(reference: ModuleType, function: str, count: int, seed_value: int) -> 
     position = 0
     while drawn and len(drawn) < count:  # a check without hypothesis draws: top up with the lab's twins
         base = drawn[position % len(recorder.calls)]
-        args, kwargs = registry.lab().twin(function, base.args, base.kwargs, base.valid, 10_000 + position)
+        args, kwargs = lab_inputs.fresh_twin(function, base.args, base.kwargs, base.valid, 10_000 + position)
         drawn.append(Draw(function, args, kwargs, base.grad, base.valid))
         position += 1
     return [d for draw in drawn for d in (_cast(draw, torch.float32), _cast(draw, torch.float64))]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from autograder import checks
+from autograder.checks import lab_inputs
 from autograder.judge import diagnosis
 from autograder.lab import bank, registry
 
@@ -81,7 +82,7 @@ def answers_as(mine: Callable, part: str, other_name: str, function: str) -> boo
     if other is None:
         return False
     theirs = contract_with(other, reference)[function]
-    calls = _calls_of(part, function) + tuple(registry.lab().confirmation_calls(function))
+    calls = _calls_of(part, function) + tuple(lab_inputs.confirmation_inputs(function))
     answers = [[diagnosis.answer_of(fn, args, kwargs) for args, kwargs in calls] for fn in (mine, theirs)]
     return diagnosis.agree(*answers, calls, getattr(reference, function))
 

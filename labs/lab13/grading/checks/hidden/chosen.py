@@ -28,7 +28,6 @@ from typing import Callable
 
 import torch
 
-from autograder.checks import declared
 from autograder.checks.chosen import (
     clip_eps_of,
     confirmation_rows,
@@ -236,11 +235,9 @@ def _build(function: str, row: Row, key: object) -> object:
 @functools.lru_cache(maxsize=None)
 def examples(function: str) -> tuple:
     """The chosen examples of `function`'s differential check (see the module docstring). A function whose domain is
-    declared: the derived ones (checks/declared.py), then the training's own inputs; () where there are none
-    (sequence_logprob: the engine's derived ones serve)."""
+    declared: the training's own inputs (the engine runs them after the ones it derives: checks/lab_inputs.py)."""
     if function not in dom.FACTORS:
-        regime = _training(function)
-        return tuple(declared.chosen(function)) + tuple(regime) if regime else ()
+        return tuple(_training(function))
     factors = dom.FACTORS[function]
     per_unit = any(f.per != "call" for f in factors)
     rows = covering_rows(factors, dom.IMPOSSIBLE.get(function, {}), _capacity if per_unit else (lambda levels: 0))
@@ -269,11 +266,9 @@ _CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
 
 @functools.lru_cache(maxsize=None)
 def confirmation_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
-    """Chosen, non-degenerate calls of `function`: one per row of a pairwise covering array of its factors
-    narrowed to _CONFIRM (both dtypes, every pair of levels, the rows' units designated); a function whose domain
-    is declared: the chosen examples derived from it."""
-    if function not in dom.FACTORS:
-        return tuple(declared.confirmation_calls(function))
+    """Chosen, non-degenerate calls of group_advantages or grpo_policy_loss: one per row of a pairwise covering array
+    of its factors narrowed to _CONFIRM (both dtypes, every pair of levels, the rows' units designated). The engine
+    derives the other functions' from their declared domains."""
     rows = confirmation_rows(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}), _CONFIRM[function], _capacity)
     return tuple(call_of(function, BUILDERS[function](seeded(function, "confirm", i), row.levels, row.units))
                  for i, row in enumerate(rows))

@@ -1,0 +1,47 @@
+"""The inputs the engine asks of a contract function beyond hypothesis's draws, function by function: derived from
+its declared domain (grading.yaml `contract.F.domain`: checks/domains.py, declared.py) where it declares one, else
+the lab's own (its registry.Lab hooks, grading/lab.py). A lab writes hooks only for the functions it does not declare.
+
+    fresh_twin(function, args, kwargs, valid, position) -> a public check's call with new values (tools.public)
+    confirmation_inputs(function)  -> the (args, kwargs) calls on which a hint's mistake must be the only one
+                                      answering as the submission does (judge/diagnosis.py)
+    chosen_inputs(function)        -> the differential check's chosen examples: the derived ones, then the lab's
+                                      (Lab.chosen_examples: its training's own regime, or all of them where the
+                                      function declares no domain)
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from autograder.checks.declared import chosen, confirmation_calls
+from autograder.checks.domains import twin
+from autograder.lab import config, registry
+
+
+def is_declared(function: str) -> bool:
+    """`function` declares its domain in grading.yaml."""
+    return bool(config.current().contract[function].domain)
+
+
+def fresh_twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
+    """A fresh input like a shown one (the same function, shapes, dtype, masks and settings, new values)."""
+    if is_declared(function):
+        return twin(function, args, kwargs, valid, position)
+    lab_twin = registry.lab().twin
+    if lab_twin is None:  # lab_problems refuses such a lab before any grade
+        raise LookupError(f"{function} declares no domain and the lab gives no twin (Lab.twin)")
+    return lab_twin(function, args, kwargs, valid, position)
+
+
+def confirmation_inputs(function: str) -> Sequence[tuple[tuple, dict]]:
+    """The calls confirming a hint of `function` (none: its hints are never shown)."""
+    if is_declared(function):
+        return confirmation_calls(function)
+    return tuple(registry.lab().confirmation_calls(function))
+
+
+def chosen_inputs(function: str) -> list:
+    """The chosen examples of `function`'s differential check, in the form its strategy draws."""
+    derived = chosen(function) if is_declared(function) else []
+    return [*derived, *registry.lab().chosen_examples(function)]
