@@ -23,7 +23,7 @@ PARAMS = [Parameter.parse(name, spec) for name, spec in SPECS.items()]
     ("prefix-mask", "give its dimensions, e.g. `prefix-mask B T`"),
     ("float 4..0.5", "give its range LO..HI, e.g. `float 1..4`"),
     ("int a..b", "give its range LO..HI, e.g. `int 1..4`"),
-    ("matrix B T", "the kind must be one of tensor, mask, prefix-mask, float, int, bool, choice"),
+    ("matrix B T", "the kind must be one of tensor, mask, prefix-mask, float, int, size, bool, choice"),
 ])
 def test_a_malformed_declaration_says_how_to_write_it(spec, problem):
     with pytest.raises(ValueError, match=problem.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
@@ -85,6 +85,6 @@ def test_the_chosen_examples_stay_in_the_declared_domain():
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-@given(data=declared.declared_call("f", tuple(SPECS.values())))
+@given(data=declared.declared_call("f", tuple(SPECS.values()), "None"))
 def test_hypothesis_draws_stay_in_the_declared_domain(data):
     within(data)

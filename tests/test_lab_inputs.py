@@ -1,5 +1,5 @@
-"""A declared function's fresh twins, confirmation inputs and chosen examples are the engine's, whatever the lab's hooks
-say; the lab's hooks serve the functions it does not declare, and its chosen examples run after the derived ones
+"""A declared function's fresh twins are the engine's, whatever the lab's hooks say, and its confirmation inputs and
+chosen examples the engine's then the lab's; the lab's hooks alone serve the functions it does not declare
 (autograder/checks/lab_inputs.py). Checked on a copy of the toy lab whose grading/lab.py gives hooks that mark what
 they answer: `scale` declares its domain, `masked_mean` does not."""
 
@@ -51,7 +51,8 @@ assert lab_inputs.fresh_twin("masked_mean", shown, {}, True, 0)[1] == {"twin": "
 
 derived = declared.confirmation_calls("scale")
 got = lab_inputs.confirmation_inputs("scale")
-assert len(got) == len(derived) > 0 and all(not kwargs for _, kwargs in got)
+assert len(got) == len(derived) + 1 and all(not kwargs for _, kwargs in got[:-1])  # derived first, then the lab's
+assert got[-1][1] == {"confirm": "scale"}
 assert lab_inputs.confirmation_inputs("masked_mean")[0][1] == {"confirm": "masked_mean"}
 
 chosen = lab_inputs.chosen_inputs("scale")

@@ -46,7 +46,7 @@ def lab13(monkeypatch):
     (lambda s: s.replace("expression: beta * ((policy_chosen", "expression: beta ** ((policy_chosen"),
      r"only \+ - \* / are operators here"),
     (lambda s: s.replace("expression: beta * ((policy_chosen", "expression: exp(beta) * ((policy_chosen"),
-     r"only \|E\| is a function here"),
+     r"only \|E\|, mean\(P\) and std\(P\) are functions here"),
     (lambda s: s.replace("policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)), set_by: policy_chosen",
                          "policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)), set_by: ref_chosen"),
      r"z.set_by: 'ref_chosen' is in reference's expression, set before"),

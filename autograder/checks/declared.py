@@ -7,10 +7,12 @@ with the pairs of levels no valid call has, and chosen examples from a pairwise 
     chosen(function)     -> one argument tuple per row of the covering array (both dtypes among them)
     confirmation_calls(function) -> the chosen examples as (args, kwargs) calls: the hints' confirmation inputs
 
-Draws: sizes 1 to 4; a tensor's entries in [-4, 4], or in its declared range (`tensor DIMS in LO..HI`), with 0 and
-the bounds often; a mask's 0s and 1s with its first column 1, a prefix-mask's rows each a length of 1s then 0s.
+Draws: sizes 1 to 4 (a letter a `size L LO..HI` parameter declares: in LO..HI); a tensor's entries in [-4, 4], or in
+its declared range (`tensor DIMS in LO..HI`), with 0 and the bounds often; a mask's 0s and 1s with its first column
+1, a prefix-mask's rows each a length of 1s then 0s; with `units`, each unit at levels drawn for it, or left as drawn.
 
-Factors: `dtype`; per size letter L, `size L` is "1" or "2..4"; per mask, "all 1" or "some 0" (a mask whose last
+Factors: `dtype`; per size letter L, `size L` is "1" or "2..4" (a declared `size` parameter: its range's thirds, or
+each value of a range of at most 3); per mask, "all 1" or "some 0" (a mask whose last
 size is 1 has only its first column, which is 1); per `float`/`int` range, its low, middle and high third (an int
 range of at most 3 values: each value); per `bool`, False and True; per `choice`, each value (a number where the
 word reads as one); with `units` declared, its per-unit factors (checks/units.py: a pair's margin...) and the pairs
@@ -30,12 +32,12 @@ from hypothesis import strategies as st
 
 from autograder.checks.chosen import place_units
 from autograder.checks.covering import Feasible, Row, covering_rows
-from autograder.checks.domains import prefix_masks, uniform
+from autograder.checks.domains import call_sizes, prefix_masks, uniform
 from autograder.checks.factors import Factor, Pair, dtype_factor
 from autograder.checks.strategies import DTYPES, bounded, floats
 from autograder.checks.units import Units, declared_for
 from autograder.lab import config
-from autograder.lab.domain_spec import Parameter
+from autograder.lab.domain_spec import Parameter, dim_size, factors_of_dim
 
 VALUES = 4.0          # |tensor entries| the strategy draws (0 and the bounds often: strategies.bounded)
 SIZES = (1, 4)        # a size letter's values (as autograder/checks/domains.py draws them)
@@ -49,7 +51,17 @@ def parameters(function: str) -> list[Parameter]:
 
 def letters(params: list[Parameter]) -> list[str]:
     """The size letters, in order of first use."""
-    return list(dict.fromkeys(d for p in params for d in p.dims if not d.isdigit()))
+    return list(dict.fromkeys(f for p in params for d in p.dims for f in factors_of_dim(d) if not f.isdigit()))
+
+
+def size_parameter(params: list[Parameter], letter: str) -> Parameter | None:
+    """The `size` parameter that is the letter's value, if one is declared."""
+    return next((p for p in params if p.kind == "size" and p.dims[0] == letter), None)
+
+
+def size_range(params: list[Parameter], letter: str) -> tuple[int, int]:
+    p = size_parameter(params, letter)
+    return (int(p.low), int(p.high)) if p is not None else SIZES
 
 
 # ---------------------------------------------------------------- the strategy
@@ -57,15 +69,27 @@ def strategy(function: str) -> st.SearchStrategy[tuple]:
     """Argument tuples of `function` drawn from its declared domain (the domain is in the strategy's repr, so a
     changed domain draws anew: checks/examples.py keys the shipped draws by it)."""
     spec = config.current().contract[function]
-    return declared_call(function, tuple(spec.domain[p] for p in spec.parameters))
+    return declared_call(function, tuple(spec.domain[p] for p in spec.parameters), repr(spec.units))
 
 
 @st.composite
-def declared_call(draw, function: str, domain: tuple[str, ...]) -> tuple:
+def declared_call(draw, function: str, domain: tuple[str, ...], units_declared: str) -> tuple:
+    """(`domain` and `units_declared` key the shipped draws: see strategy.) With `units`, each unit is put at levels
+    drawn for it, or left as drawn (checks/units.py), so that the draws reach the levels too."""
     params = parameters(function)
     dtype = draw(st.sampled_from(DTYPES))
-    sizes = {letter: draw(st.integers(*SIZES)) for letter in letters(params)}
-    return tuple(draw(_values(p, sizes, dtype)) for p in params)
+    sizes = {letter: draw(st.integers(*size_range(params, letter))) for letter in letters(params)}
+    args = tuple(draw(_values(p, sizes, dtype)) for p in params)
+    declared_units = declared_for(function)
+    if declared_units is None:
+        return args
+    named = dict(zip((p.name for p in params), args))
+    n = declared_units.unit_count(named)
+    levels = st.fixed_dictionaries({f.name: st.sampled_from([level.text for level in f.levels])
+                                    for f in declared_units.declared})
+    wanted = draw(st.lists(st.one_of(st.none(), levels), min_size=n, max_size=n))
+    declared_units.put_some_units(named, wanted, random.Random(draw(st.integers(0, 2**31 - 1))), dtype)
+    return tuple(named[p.name] for p in params)
 
 
 def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.SearchStrategy:
@@ -86,13 +110,15 @@ def _values(p: Parameter, sizes: dict[str, int], dtype: torch.dtype) -> st.Searc
         return st.one_of(inside, inside, inside, st.sampled_from((p.low, p.high)))
     if p.kind == "int":
         return st.integers(int(p.low), int(p.high))
+    if p.kind == "size":
+        return st.just(sizes[p.dims[0]])
     if p.kind == "bool":
         return st.booleans()
     return st.sampled_from(p.choice_values())
 
 
 def _shape(p: Parameter, sizes: dict[str, int]) -> tuple[int, ...]:
-    return tuple(int(d) if d.isdigit() else sizes[d] for d in p.dims)
+    return tuple(dim_size(d, sizes) for d in p.dims)
 
 
 def _as_mask(bits: list[bool], shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
@@ -109,16 +135,16 @@ def factors_of(function: str) -> tuple[tuple[Factor, ...], dict[Pair, str]]:
     tensors = [p for p in params if p.kind in ("tensor", "mask")]
     made: list[Factor] = [dtype_factor(tensors[0].name)] if tensors else []
     for letter in letters(params):
-        owner = next(p for p in params if letter in p.dims)
-        made.append(_size_factor(letter, owner.name, owner.dims.index(letter)))
+        if size_parameter(params, letter) is None:  # else its parameter's factor (below)
+            made.append(_size_factor(letter, params))
     impossible: dict[Pair, str] = {}
     for p in params:
         if p.kind == "mask" and p.dims[-1] != "1":
             made.append(Factor(p.name, ("all 1", "some 0"), functools.partial(_parameter_level, p)))
-            if not p.dims[-1].isdigit():
+            if p.dims[-1].isidentifier() and size_parameter(params, p.dims[-1]) is None:
                 impossible[((f"size {p.dims[-1]}", "1"), (p.name, "some 0"))] = \
                     f"a {p.name} of one column is that column, which is 1"
-        elif p.kind in ("float", "int", "bool", "choice"):
+        elif p.kind in ("float", "int", "size", "bool", "choice"):
             levels = {"bool": ("False", "True"), "choice": p.choices}.get(p.kind) or _range_levels(p)
             made.append(Factor(p.name, levels, functools.partial(_parameter_level, p)))
     declared_units = declared_for(function)
@@ -128,9 +154,9 @@ def factors_of(function: str) -> tuple[tuple[Factor, ...], dict[Pair, str]]:
     return tuple(made), impossible
 
 
-def _size_factor(letter: str, name: str, axis: int) -> Factor:
-    """`size LETTER`: "1" or "2..4", read from the parameter `name`'s dimension `axis`."""
-    return Factor(f"size {letter}", ("1", "2..4"), lambda a: "1" if a[name].shape[axis] == 1 else "2..4")
+def _size_factor(letter: str, params: list[Parameter]) -> Factor:
+    """`size LETTER`: "1" or "2..4", the letter's value in a call (domains.call_sizes)."""
+    return Factor(f"size {letter}", ("1", "2..4"), lambda a: "1" if call_sizes(params, a)[letter] == 1 else "2..4")
 
 
 def _parameter_level(p: Parameter, arguments: dict) -> str:
@@ -149,14 +175,18 @@ def _int_values(p: Parameter) -> list[int]:
     return list(range(int(p.low), int(p.high) + 1))
 
 
+def _whole(p: Parameter) -> bool:
+    return p.kind in ("int", "size")
+
+
 def _range_levels(p: Parameter) -> tuple[str, ...]:
-    if p.kind == "int" and len(_int_values(p)) <= 3:
+    if _whole(p) and len(_int_values(p)) <= 3:
         return tuple(str(v) for v in _int_values(p))
     return THIRDS
 
 
 def _range_level(p: Parameter, value: Any) -> str:
-    if p.kind == "int" and len(_int_values(p)) <= 3:
+    if _whole(p) and len(_int_values(p)) <= 3:
         return str(int(value))
     width = (p.high - p.low) / 3
     return THIRDS[min(2, max(0, int((float(value) - p.low) // width)))] if width > 0 else THIRDS[1]
@@ -195,7 +225,7 @@ def _feasible(function: str, declared_units: Units) -> Feasible:
 
 def _setting(p: Parameter, levels: dict[str, str], rng: random.Random) -> Any:
     """A value of the setting `p` at its level in `levels` (the middle third of a range when it has none)."""
-    if p.kind in ("float", "int"):
+    if p.kind in ("float", "int", "size"):
         return _in_level(p, levels.get(p.name, THIRDS[1]), rng)
     if p.kind == "bool":
         return levels.get(p.name, "False") == "True"
@@ -218,7 +248,8 @@ def _example(function: str, params: list[Parameter], row: Row, index: int,
     g = torch.Generator().manual_seed(rng.randrange(2**31))
     dtype = torch.float32 if levels.get("dtype") == "float32" else torch.float64
     sizes = {letter: 1 if levels.get(f"size {letter}") == "1" else rng.randint(2, SIZES[1])
-             for letter in letters(params)}
+             for letter in letters(params) if size_parameter(params, letter) is None}
+    sizes.update({p.dims[0]: int(_setting(p, levels, rng)) for p in params if p.kind == "size"})
     if declared_units is not None and levels.get(f"size {declared_units.along}") != "1":
         sizes[declared_units.along] = max(sizes[declared_units.along], len(row.units))
     args: list[Any] = []
@@ -229,6 +260,8 @@ def _example(function: str, params: list[Parameter], row: Row, index: int,
             args.append(torch.randn(_shape(p, sizes), generator=g, dtype=torch.float64).to(dtype))
         elif p.kind == "mask":
             args.append(_chosen_mask(_shape(p, sizes), levels.get(p.name) == "some 0", rng, dtype))
+        elif p.kind == "size":
+            args.append(sizes[p.dims[0]])
         else:
             args.append(_setting(p, levels, rng))
     if declared_units is not None:
@@ -249,11 +282,11 @@ def _chosen_mask(shape: tuple[int, ...], padded: bool, rng: random.Random, dtype
 
 
 def _in_level(p: Parameter, level: str, rng: random.Random) -> float | int:
-    if p.kind == "int" and level not in THIRDS:
+    if _whole(p) and level not in THIRDS:
         return int(level)
     k = THIRDS.index(level)
     width = (p.high - p.low) / 3
-    if p.kind == "int":
+    if _whole(p):
         values = [v for v in _int_values(p) if _range_level(p, v) == level]
         return rng.choice(values or _int_values(p))
     value = round(p.low + width * (k + rng.uniform(0.1, 0.9)), 3)

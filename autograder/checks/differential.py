@@ -7,6 +7,9 @@ checks/derived.py in a full lab, never shipped to students):
                             precision returned (a scalar's with its rounding allowance: tools.reference_answer),
                             and a scalar answer's gradient to each `differentiable` parameter
 
+    @on_declared_domain(F)  a lab's own comparison (a tolerance its contract explains) run as F's differential check on
+                            the same derived inputs, registered by the lab under the derived id with @check
+
     lab_domains()           DIFFERENTIAL, FACTORS and IMPOSSIBLE (what validate's coverage reads): the lab's
                             grading/checks/hidden/domains.py for the functions it names, derived for the others
                             whose differential check is the derived one; None when there are none
@@ -14,6 +17,7 @@ checks/derived.py in a full lab, never shipped to students):
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 from typing import Any, Callable
 
@@ -29,10 +33,29 @@ def differential_id(cfg: config.Config, function: str) -> str:
 
 
 def is_derived(function: str) -> bool:
-    """`function` declares a domain and its differential check is the derived one (the lab registered none)."""
+    """`function` declares a domain and its differential check runs on the derived inputs: the derived check (the lab
+    registered none), or the lab's comparison on them (on_declared_domain)."""
     cfg = config.current()
     registered = REGISTRY.get(differential_id(cfg, function))
-    return bool(cfg.contract[function].domain) and (registered is None or getattr(registered.run, "derived", False))
+    return bool(cfg.contract[function].domain) and (
+        registered is None or any(getattr(registered.run, mark, False) for mark in ("derived", "on_declared_domain")))
+
+
+def on_declared_domain(function: str) -> Callable[[Callable[[Context, tuple], None]], Callable[[Context], None]]:
+    """A check body `compare(ctx, args)` (args: positional arguments of `function`, asked through tools.call) run on
+    the inputs derived from `function`'s declared domain: hypothesis's draws over it (shipped, as the derived check's),
+    then its chosen examples (checks/lab_inputs.py). For a comparison the engine cannot derive: Lab 13's
+    group_advantages compares each group at its own rounding allowance, and a group of equal rewards exactly."""
+    def wrap(compare: Callable[[Context, tuple], None]) -> Callable[[Context], None]:
+        @functools.wraps(compare)
+        def on_domain(ctx: Context) -> None:
+            def body(args: tuple) -> None:
+                compare(ctx, args)
+            body.__module__ = __name__  # the derived check's shipped draws (checks/examples.py keys them so)
+            examples.for_all(ctx, declared.strategy(function), body, chosen=function)
+        on_domain.on_declared_domain = True  # type: ignore[attr-defined]  # (is_derived)
+        return on_domain
+    return wrap
 
 
 def check(function: str) -> Callable[[Context], None]:

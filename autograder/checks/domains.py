@@ -3,7 +3,8 @@
     domain:  {x: tensor B T, mask: mask B T, factor: float 0.5..4, steps: int 1..8, center: bool,
               mode: choice mean sum}
 
-`tensor DIMS` is a float tensor of those dimensions (letters are sizes drawn per input, 1 to 4; numbers are fixed)
+`tensor DIMS` is a float tensor of those dimensions (letters are sizes drawn per input, 1 to 4, or in the range a
+`size L LO..HI` parameter declares, which is that size; numbers are fixed; `N*G` is their product)
 (its gradient is compared where the contract declares it `differentiable`), standard normal, or uniform in LO..HI
 when declared `tensor DIMS in LO..HI`; `mask DIMS` holds 0 and 1 in the function's float dtype, with its first
 column 1 (no row is all padding); a `prefix-mask DIMS` holds each row's 1s first (a length of 1 to the last size,
@@ -22,7 +23,7 @@ import torch
 from autograder.checks.base import Call
 from autograder.checks.chosen import prefix_mask
 from autograder.lab import config
-from autograder.lab.domain_spec import Parameter
+from autograder.lab.domain_spec import Parameter, dim_size, factors_of_dim
 
 
 def parameters(function: str) -> list[Parameter]:
@@ -48,8 +49,21 @@ def draw_arguments(params: list[Parameter], seed: str, dtype: torch.dtype = torc
     """Positional arguments drawn from `params` (one value per parameter), seeded by the string `seed`."""
     rng = random.Random(seed)
     g = torch.Generator().manual_seed(rng.randrange(2**31))
-    sizes: dict[str, int] = {}
+    sizes = {p.dims[0]: rng.randint(int(p.low), int(p.high)) for p in params if p.kind == "size"}
     return tuple(_value(p, rng, g, sizes, dtype) for p in params)
+
+
+def call_sizes(params: list[Parameter], arguments: dict) -> dict[str, int]:
+    """The size letters' values in a call (argument name -> value): a `size` parameter's value, a plain dimension's
+    length, then a product's one unknown letter."""
+    sizes = {p.dims[0]: int(arguments[p.name]) for p in params if p.kind == "size"}
+    dims = [(d, n) for p in params if p.kind in ("tensor", "mask") for d, n in zip(p.dims, arguments[p.name].shape)]
+    for d, n in sorted(dims, key=lambda dn: "*" in dn[0]):  # plain dimensions first
+        unknown = [f for f in factors_of_dim(d) if not f.isdigit() and f not in sizes]
+        if len(unknown) == 1:
+            known = dim_size("*".join(f for f in factors_of_dim(d) if f != unknown[0]) or "1", sizes)
+            sizes[unknown[0]] = n // known
+    return sizes
 
 
 def twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
@@ -67,8 +81,12 @@ def probe_inputs() -> dict[str, tuple]:
 def _value(p: Parameter, rng: random.Random, g: torch.Generator, sizes: dict[str, int],
            dtype: torch.dtype) -> object:
     if p.kind in ("tensor", "mask"):
-        shape = tuple(int(d) if d.isdigit() else sizes.setdefault(d, rng.randint(1, 4)) for d in p.dims)
+        for letter in (f for d in p.dims for f in factors_of_dim(d) if not f.isdigit()):
+            sizes.setdefault(letter, rng.randint(1, 4))
+        shape = tuple(dim_size(d, sizes) for d in p.dims)
         return _mask(shape, g, dtype, p.prefix) if p.kind == "mask" else _tensor(p, shape, g, dtype)
+    if p.kind == "size":
+        return sizes[p.dims[0]]
     if p.kind == "float":
         return round(rng.uniform(p.low, p.high), 3)
     if p.kind == "int":

@@ -1,10 +1,12 @@
 """The inputs the engine asks of a contract function beyond hypothesis's draws, function by function: derived from
-its declared domain (grading.yaml `contract.F.domain`: checks/domains.py, declared.py) where it declares one, else
-the lab's own (its registry.Lab hooks, grading/lab.py). A lab writes hooks only for the functions it does not declare.
+its declared domain (grading.yaml `contract.F.domain`: checks/domains.py, declared.py) where it declares one, then
+the lab's own (its registry.Lab hooks, grading/lab.py): a lab's hooks add what a declaration cannot give, and serve
+alone the functions it does not declare. A declared function's fresh twins are the derived ones only.
 
     fresh_twin(function, args, kwargs, valid, position) -> a public check's call with new values (tools.public)
     confirmation_inputs(function)  -> the (args, kwargs) calls on which a hint's mistake must be the only one
-                                      answering as the submission does (judge/diagnosis.py)
+                                      answering as the submission does (judge/diagnosis.py): the derived ones,
+                                      then the lab's (Lab.confirmation_calls)
     chosen_inputs(function)        -> the differential check's chosen examples: the derived ones, then the lab's
                                       (Lab.chosen_examples: its training's own regime, or all of them where the
                                       function declares no domain)
@@ -36,9 +38,8 @@ def fresh_twin(function: str, args: tuple, kwargs: dict, valid: bool, position: 
 
 def confirmation_inputs(function: str) -> Sequence[tuple[tuple, dict]]:
     """The calls confirming a hint of `function` (none: its hints are never shown)."""
-    if is_declared(function):
-        return confirmation_calls(function)
-    return tuple(registry.lab().confirmation_calls(function))
+    derived = confirmation_calls(function) if is_declared(function) else []
+    return (*derived, *registry.lab().confirmation_calls(function))
 
 
 def chosen_inputs(function: str) -> list:

@@ -11,7 +11,10 @@ A unit is put at its levels one factor at a time, in the declared order: its uni
 then each factor's `set_by` entry is solved for (the value is linear in it) so that the value falls inside the
 level, away from the level's ends by 5% of its width, or on the level's point; every factor's level is checked again
 on the entries as the call's dtype holds them. The grid is 2^(e - 22) for a range within +-2^e (2^-14 for -200..0):
-sums of four entries are exact in float32, so a level such as `z = 0` holds in any order of summation.
+sums of four entries are exact in float32, so a level such as `z = 0` holds in any order of summation. A group's
+entries (`tensor L*K`) are drawn anywhere in their range, not on the grid (a float32 mean of equal entries may then
+round, as real rewards do), and a group set_by is spread about its mean: entries m + t (x - m), t >= 0 solved for
+(the value must be linear in t, as its std is; t = 0: K equal entries, in any dtype).
 """
 
 from __future__ import annotations
@@ -19,18 +22,21 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
+from autograder.checks.domains import call_sizes
 from autograder.checks.factors import Factor, Pair
 from autograder.lab import config
-from autograder.lab.domain_spec import Parameter
+from autograder.lab.domain_spec import Parameter, unit_width
 from autograder.lab.unit_spec import Level, UnitFactor, bounds, evaluate, parse_factor
 
 TRIES = 200      # draws of one unit before its levels are declared out of reach
 MARGIN = 0.05    # of a level's width (inside the reach): kept clear of its ends
 VALUES = 4.0     # an unranged tensor's entries: in [-VALUES, VALUES] (as declared.py draws them)
+GROUP = 3        # a group's entries where only the settings are known (can_hold)
+Entries = dict[str, Any]  # parameter -> a unit's entry (a float), or its group's entries (a tuple of floats)
 
 
 @dataclass(frozen=True)
@@ -38,21 +44,29 @@ class Units:
     function: str
     along: str                          # the size letter: unit i is index i of it
     declared: tuple[UnitFactor, ...]
-    tensors: tuple[Parameter, ...]      # the parameters of the unit's size (declared `tensor L`)
+    tensors: tuple[Parameter, ...]      # the parameters of the unit's size (declared `tensor L`, or `tensor L*K`)
     settings: tuple[Parameter, ...]     # float, int, bool and choice parameters
+    params: tuple[Parameter, ...]       # all the function's (a call's sizes are read from them)
 
     def unit_factors(self) -> tuple[Factor, ...]:
         return tuple(Factor(f.name, tuple(level.text for level in f.levels), _levels_of(self, f), per=self.along)
                      for f in self.declared)
 
     def unit_env(self, arguments: dict, i: int) -> dict[str, Any]:
-        """Unit i's entries and the call's settings, by parameter name (float64 numbers)."""
+        """Unit i's entries and the call's settings, by parameter name (float64 numbers; a group's, a tuple)."""
         made: dict[str, Any] = {p.name: _setting_value(arguments[p.name]) for p in self.settings}
-        made.update({p.name: float(arguments[p.name].detach().reshape(-1)[i]) for p in self.tensors})
+        n = self.unit_count(arguments)
+        for p in self.tensors:
+            row = arguments[p.name].detach().double().reshape(n, -1)[i]
+            made[p.name] = tuple(row.tolist()) if self.is_group(p) else float(row[0])
         return made
 
     def unit_count(self, arguments: dict) -> int:
-        return int(arguments[self.tensors[0].name].numel())
+        return call_sizes(list(self.params), arguments)[self.along]
+
+    def is_group(self, p: Parameter) -> bool:
+        """`p` holds several entries per unit (`tensor L*K`)."""
+        return bool(unit_width(p, self.along))
 
     def out_of_reach(self) -> dict[Pair, str]:
         """(choice setting = value, factor's level) pairs that no unit reaches: by interval arithmetic over the
@@ -78,36 +92,58 @@ class Units:
 
     def put_units(self, arguments: dict, levels: list[dict[str, str]], rng: random.Random, dtype: torch.dtype) -> None:
         """Set the unit-sized tensors of `arguments` (name -> value, changed in place): unit i at levels[i]."""
+        self._put(arguments, levels, lambda settings, wanted, widths: self._unit(settings, wanted, rng, dtype, widths))
+
+    def put_some_units(self, arguments: dict, levels: list[dict[str, str] | None], rng: random.Random,
+                       dtype: torch.dtype) -> None:
+        """put_units for the units whose levels are given (None: left as drawn), each where a few draws find it (else
+        left as drawn): hypothesis's draws (declared.strategy) reach the levels too."""
+        self._put(arguments, levels, lambda settings, wanted, widths:
+                  self._draw(settings, wanted, rng, dtype, TRIES // 10, widths) if wanted else None)
+
+    def _put(self, arguments: dict, levels: list, find: Callable[[dict, Any, dict[str, int]], Entries | None]) -> None:
+        """Unit i's entries set to what `find(settings, levels[i], widths)` gives (None: left as they are)."""
         settings = {p.name: _setting_value(arguments[p.name]) for p in self.settings}
+        n = self.unit_count(arguments)
+        widths = {p.name: arguments[p.name].numel() // n for p in self.tensors}
         for i, wanted in enumerate(levels):
-            entries = self._unit(settings, wanted, rng, dtype)
+            entries = find(settings, wanted, widths)
+            if entries is None:
+                continue
             for p in self.tensors:
-                arguments[p.name].reshape(-1)[i] = entries[p.name]
+                held, tensor = entries[p.name], arguments[p.name]
+                tensor.reshape(n, -1)[i] = torch.tensor(held if self.is_group(p) else [held], dtype=tensor.dtype)
 
     def can_hold(self, settings: dict, wanted: dict[str, str], rng: random.Random) -> bool:
         """Whether a unit at the `wanted` levels (of some factors) is found in a few draws beside `settings`."""
-        return self._draw(settings, wanted, rng, torch.float64, TRIES // 10) is not None
+        widths = {p.name: GROUP if self.is_group(p) else 1 for p in self.tensors}
+        return self._draw(settings, wanted, rng, torch.float64, TRIES // 10, widths) is not None
 
-    def _unit(self, settings: dict, wanted: dict[str, str], rng: random.Random, dtype: torch.dtype) -> dict:
-        held = self._draw(settings, wanted, rng, dtype, TRIES)
+    def _unit(self, settings: dict, wanted: dict[str, str], rng: random.Random, dtype: torch.dtype,
+              widths: dict[str, int]) -> Entries:
+        held = self._draw(settings, wanted, rng, dtype, TRIES, widths)
         if held is None:
             raise ValueError(f"{self.function}: no unit at {wanted} beside {settings} in {TRIES} draws (declare "
                              "the pair impossible, or widen the domain)")
         return held
 
     def _draw(self, settings: dict, wanted: dict[str, str], rng: random.Random, dtype: torch.dtype,
-              tries: int) -> dict | None:
+              tries: int, widths: dict[str, int]) -> Entries | None:
         """A unit's entries (as `dtype` holds them) at the `wanted` levels of the factors it names, else None."""
         for _ in range(tries):
-            entries = {p.name: _on_grid(p, rng.uniform(*_span(p))) for p in self.tensors}
+            entries: Entries = {p.name: tuple(rng.uniform(*_span(p)) for _ in range(widths[p.name]))
+                                if self.is_group(p) else _on_grid(p, rng.uniform(*_span(p))) for p in self.tensors}
             for f in self.declared:
                 if f.name not in wanted:
                     continue
                 level = next(x for x in f.levels if x.text == wanted[f.name])
-                if not _solve(f, level, self._parameter(f.set_by), {**settings, **entries}, entries, rng):
+                p = self._parameter(f.set_by)
+                solve = _spread if self.is_group(p) else _solve
+                if not solve(f, level, p, {**settings, **entries}, entries, rng):
                     break
             else:
-                held = {k: float(torch.tensor(v, dtype=dtype)) for k, v in entries.items()}
+                held = {k: tuple(torch.tensor(v, dtype=dtype).tolist()) if isinstance(v, tuple)
+                        else float(torch.tensor(v, dtype=dtype)) for k, v in entries.items()}
                 if all(f.unit_level({**settings, **held}) == wanted[f.name] for f in self.declared if f.name in wanted):
                     return held
         return None
@@ -123,12 +159,13 @@ def declared_for(function: str) -> Units | None:
         return None
     params = [Parameter.parse(name, spec.domain[name]) for name in spec.parameters]
     along = spec.units.along
-    tensors = tuple(p for p in params if p.kind == "tensor" and p.dims == (along,))
+    tensors = tuple(p for p in params if unit_width(p, along) is not None)
+    groups = tuple(p.name for p in tensors if unit_width(p, along))
     settings = tuple(p for p in params if p.kind in ("float", "int", "bool", "choice"))
     made = tuple(parse_factor(name, f.expression, f.set_by, f.levels, tuple(p.name for p in tensors),
-                              tuple(p.name for p in settings))
+                              tuple(p.name for p in settings), groups)
                  for name, f in spec.units.factors.items())
-    return Units(function, along, made, tensors, settings)
+    return Units(function, along, made, tensors, settings, tuple(params))
 
 
 def _levels_of(units: Units, f: UnitFactor):
@@ -167,23 +204,48 @@ def _meets(piece: tuple[float, float], lo: float, hi: float) -> bool:
     return lo <= a <= hi if a == b else a < hi and b > lo
 
 
-def _solve(f: UnitFactor, level: Level, p: Parameter, env: dict, entries: dict, rng: random.Random) -> bool:
+def _solve(f: UnitFactor, level: Level, p: Parameter, env: dict, entries: Entries, rng: random.Random) -> bool:
     """Set entries[f.set_by] so that f's value is at `level` (False: out of reach for the other entries)."""
     low, high = _span(p)
     x_low = float(evaluate(f.expression, {**env, p.name: low}))
     x_high = float(evaluate(f.expression, {**env, p.name: high}))
-    if x_low == x_high:
+    x = _target(level, env, x_low, x_high, rng)
+    if x is None:
         return False
+    entries[p.name] = env[p.name] = _on_grid(p, low + (x - x_low) * (high - low) / (x_high - x_low))
+    return True
+
+
+def _spread(f: UnitFactor, level: Level, p: Parameter, env: dict, entries: Entries, rng: random.Random) -> bool:
+    """Set the group entries[f.set_by] to m + t (x - m) (m: their mean, t >= 0 as far as their range allows) so that
+    f's value is at `level` (False: out of reach)."""
+    drawn = entries[p.name]
+    m = math.fsum(drawn) / len(drawn)
+    offsets = [x - m for x in drawn]
+    low, high = _span(p)
+    t_max = min([(high - m) / d for d in offsets if d > 0] + [(low - m) / d for d in offsets if d < 0], default=0.0)
+
+    def value(t: float) -> float:
+        return float(evaluate(f.expression, {**env, p.name: tuple(m + t * d for d in offsets)}))
+    x0, x1 = value(0.0), value(t_max)
+    x = _target(level, env, x0, x1, rng)
+    if x is None:
+        return False
+    t = (x - x0) / (x1 - x0) * t_max
+    entries[p.name] = env[p.name] = tuple(m + t * d for d in offsets)
+    return True
+
+
+def _target(level: Level, env: dict, x_low: float, x_high: float, rng: random.Random) -> float | None:
+    """A value at `level` between x_low and x_high (the factor's values at the ends of its set_by's reach), 5% of the
+    level's width inside its ends, or its point; None where the reach meets no part of it."""
+    if x_low == x_high:
+        return None
     reach = (min(x_low, x_high), max(x_low, x_high))
     pieces = [piece for piece in level.where_met(env) if _meets(piece, *reach)]
     spans = [piece for piece in pieces if piece[0] < piece[1]]
     if spans:
         a, b = rng.choice(spans)
         a, b = max(a, reach[0]), min(b, reach[1])
-        x = rng.uniform(a + MARGIN * (b - a), b - MARGIN * (b - a))
-    elif pieces:
-        x = rng.choice(pieces)[0]
-    else:
-        return False
-    entries[p.name] = env[p.name] = _on_grid(p, low + (x - x_low) * (high - low) / (x_high - x_low))
-    return True
+        return rng.uniform(a + MARGIN * (b - a), b - MARGIN * (b - a))
+    return rng.choice(pieces)[0] if pieces else None

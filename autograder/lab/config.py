@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from autograder.lab.domain_spec import Parameter
+from autograder.lab.domain_spec import Parameter, unit_width
 from autograder.lab.lab_folder import GRADING_YAML
 from autograder.lab.unit_spec import UnitFactor, parse_factor
 from autograder.lab.unit_spec import names as unit_names
@@ -347,15 +347,16 @@ def _check_units(reader: "_Reader", name: str, fn: ContractFunction) -> None:
     where = f"contract.{name}.units"
     assert fn.units is not None
     params = [Parameter.parse(p, fn.domain[p]) for p in fn.parameters] if fn.domain else []
-    unit = tuple(p.name for p in params if p.kind == "tensor" and p.dims == (fn.units.along,))
+    unit = tuple(p.name for p in params if unit_width(p, fn.units.along) is not None)
     if not unit:
         raise reader.error(f"{where}.along", f"{fn.units.along!r}: declare a domain with parameters `tensor "
-                           f"{fn.units.along}` (one entry per unit)")
+                           f"{fn.units.along}` (one entry per unit) or `tensor {fn.units.along}*K` (a group of K)")
+    groups = tuple(p.name for p in params if unit_width(p, fn.units.along))
     settings = tuple(p.name for p in params if p.kind in ("float", "int", "bool", "choice"))
     earlier: list[UnitFactor] = []
     for factor, spec in fn.units.factors.items():
         try:
-            parsed = parse_factor(factor, spec.expression, spec.set_by, spec.levels, unit, settings)
+            parsed = parse_factor(factor, spec.expression, spec.set_by, spec.levels, unit, settings, groups)
         except ValueError as exc:
             raise reader.error(f"{where}.factors.{factor}", str(exc)) from None
         used = next((e.name for e in earlier if spec.set_by in unit_names(e.expression)), None)

@@ -8,11 +8,13 @@
             levels: ["z < -100", "-100 <= z < -15", "0 < |z| <= 1e-3", "z = 0", "|z - 1 / beta| <= 1e-3", ...]}
 
 `expression` is arithmetic (+ - * /, |x|, numbers) over the function's parameters: a parameter of the unit's size is its
-entry at the unit's index, a setting (float, int, bool, choice) its value. Each level is a condition on the factor
+entry at the unit's index, a setting (float, int, bool, choice) its value. A parameter with several entries per unit
+(declared `tensor L*K`: unit i is entries i*K to (i+1)*K - 1, a group) is read through `mean(P)` or `std(P)` (the
+sample std, divided by K - 1, as torch.std). Each level is a condition on the factor
 (named by the factor, alone, as |NAME| or as |NAME - E|) against arithmetic of the settings: `A < z <= B`,
 `z = 0`, `|h - 1 / (2 * beta)| <= 1e-3`. A unit's level is the first whose condition its value meets. `set_by` is the
-parameter the engine sets to put a unit at a level: the expression must be linear in it (autograder/checks/units.py
-draws the units of the chosen examples so).
+parameter the engine sets to put a unit at a level: the expression must be linear in it, or for a group in the spread
+of its entries about their mean (autograder/checks/units.py draws the units of the chosen examples so).
 """
 
 from __future__ import annotations
@@ -45,9 +47,23 @@ def _python(text: str) -> str:
     return re.sub(r"(?<![<>=!])=(?!=)", "==", re.sub(r"\|([^|]+)\|", r"abs(\1)", text))
 
 
+AGGREGATES: dict[str, Callable[[tuple[float, ...]], float]] = {
+    "mean": lambda v: math.fsum(v) / len(v),
+    "std": lambda v: math.sqrt(math.fsum((x - math.fsum(v) / len(v)) ** 2 for x in v) / (len(v) - 1))
+    if len(v) > 1 else math.nan}
+FUNCTIONS = ("abs", *AGGREGATES)
+
+
 def names(node: ast.AST) -> set[str]:
-    """The names `node` reads (abs aside)."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id != "abs"}
+    """The names `node` reads (the functions it calls aside)."""
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in called}
+
+
+def aggregated(node: ast.AST) -> set[str]:
+    """The names `node` reads through mean(P) or std(P)."""
+    return {n.args[0].id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            and n.func.id in AGGREGATES and isinstance(n.args[0], ast.Name)}
 
 
 _ALLOWED = (ast.Expression, ast.Tuple, ast.BinOp, ast.UnaryOp, ast.USub, ast.UAdd, ast.Name, ast.Load, ast.Call,
@@ -58,8 +74,10 @@ def _arithmetic(node: ast.AST, where: str) -> None:
     """Raise ValueError unless `node` is arithmetic of names and numbers (+ - * /, unary -, abs(E))."""
     for n in ast.walk(node):
         if isinstance(n, ast.Call):
-            if not (isinstance(n.func, ast.Name) and n.func.id == "abs" and len(n.args) == 1 and not n.keywords):
-                raise ValueError(f"{where}: only |E| is a function here")
+            if not (isinstance(n.func, ast.Name) and n.func.id in FUNCTIONS and len(n.args) == 1 and not n.keywords):
+                raise ValueError(f"{where}: only |E|, mean(P) and std(P) are functions here")
+            if n.func.id in AGGREGATES and not isinstance(n.args[0], ast.Name):
+                raise ValueError(f"{where}: {ast.unparse(n)!r}: mean and std take a parameter's name")
         elif isinstance(n, ast.BinOp) and type(n.op) not in _BINARY:
             raise ValueError(f"{where}: only + - * / are operators here")
         elif isinstance(n, ast.Constant):
@@ -96,6 +114,11 @@ def evaluate(node: ast.AST, env: Mapping[str, object]):
         value = evaluate(node.operand, env)
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)
+        if node.func.id in AGGREGATES:
+            entries = env[ast.unparse(node.args[0])]
+            assert isinstance(entries, tuple)  # a group's entries (units.Units.unit_env)
+            return AGGREGATES[node.func.id](entries)
         return abs(evaluate(node.args[0], env))
     assert isinstance(node, ast.BinOp)
     return _BINARY[type(node.op)](evaluate(node.left, env), evaluate(node.right, env))
@@ -114,6 +137,11 @@ def bounds(node: ast.AST, ranges: Mapping[str, Interval]) -> Interval:
         return (-high, -low) if isinstance(node.op, ast.USub) else (low, high)
     if isinstance(node, ast.Call):
         low, high = bounds(node.args[0], ranges)
+        assert isinstance(node.func, ast.Name)
+        if node.func.id == "mean":
+            return low, high
+        if node.func.id == "std":  # at most (high - low) / sqrt(2): two entries at the range's ends
+            return 0.0, high - low
         return (0.0 if low <= 0 <= high else min(abs(low), abs(high)), max(abs(low), abs(high)))
     assert isinstance(node, ast.BinOp)
     (a, b), (c, d) = bounds(node.left, ranges), bounds(node.right, ranges)
@@ -181,10 +209,10 @@ class UnitFactor:
 
 
 def parse_factor(name: str, expression: str, set_by: str, levels: tuple[str, ...], unit_parameters: tuple[str, ...],
-                 settings: tuple[str, ...]) -> UnitFactor:
+                 settings: tuple[str, ...], groups: tuple[str, ...] = ()) -> UnitFactor:
     """A per-unit factor as declared, else a ValueError naming its key (expression, set_by, levels) and what is wrong.
-    `unit_parameters`: the function's parameters of the unit's size; `settings`: its float, int, bool and
-    choice parameters."""
+    `unit_parameters`: the function's parameters of the unit's size (`groups`: those of them with several entries per
+    unit); `settings`: its float, int, bool and choice parameters."""
     if not name.isidentifier() or name in (*unit_parameters, *settings):
         raise ValueError(f"a factor's name is an identifier other than a parameter's (got {name!r})")
     try:
@@ -195,6 +223,12 @@ def parse_factor(name: str, expression: str, set_by: str, levels: tuple[str, ...
     unknown = sorted(names(node) - {*unit_parameters, *settings})
     if unknown:
         raise ValueError(f"expression: {unknown[0]!r} is not a parameter of the unit's size or a setting")
+    through = aggregated(node)
+    bare = sorted(n for n in names(node) if n in groups and not _only_aggregated(node, n))
+    if bare or not through <= set(groups):
+        what = bare[0] if bare else sorted(through - set(groups))[0]
+        raise ValueError(f"expression: {what!r}: a group of entries (`tensor L*K`) is read as mean({what}) or "
+                         f"std({what}), and only a group is")
     if set_by not in names(node) or set_by not in unit_parameters:
         raise ValueError(f"set_by: {set_by!r} is not a parameter of the unit's size in its expression")
     if not levels:
@@ -214,6 +248,13 @@ def parse_factor(name: str, expression: str, set_by: str, levels: tuple[str, ...
             _check_operand(operand, f"levels: {text!r}", name, settings)
         parsed.append(Level(str(text), test))
     return UnitFactor(name, node, set_by, tuple(parsed))
+
+
+def _only_aggregated(node: ast.AST, name: str) -> bool:
+    """Every read of `name` in `node` is the argument of mean or std."""
+    inside = {id(n.args[0]) for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and n.func.id in AGGREGATES}
+    return all(id(n) in inside for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name)
 
 
 def _check_operand(node: ast.AST, where: str, name: str, settings: tuple[str, ...]) -> None:

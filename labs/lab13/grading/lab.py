@@ -3,8 +3,8 @@
 The training code's function bundle, tiny probe inputs, the engine's mistake diagnosis over this lab's bank with
 its confirmation inputs, the plots, the fresh twins of the public checks' inputs, the differential checks' chosen
 examples and the data file computed from the lab's code (the checks' shipped examples: `refresh`). The inputs are
-this lab's for group_advantages and grpo_policy_loss; the engine derives the other functions' from their declared
-domains (autograder/checks/lab_inputs.py), and runs this lab's chosen examples (the training's regime) after them.
+this lab's for grpo_policy_loss; the engine derives the other functions' from their declared domains
+(autograder/checks/lab_inputs.py), and runs this lab's chosen examples and confirmation inputs after them.
 Importing it registers the end-to-end tests (e2e_tests.py); the checks register from checks/
 (autograder.checks.load_all).
 """
@@ -29,12 +29,11 @@ LOGPROB_ARGS = ("old_logp", "ref_logp")
 
 
 def twin(function: str, args: tuple, kwargs: dict, valid: bool, position: int) -> tuple[tuple, dict]:
-    """A fresh input like a public check's of group_advantages or grpo_policy_loss (the functions whose domain
-    grading.yaml does not declare: the engine draws the others' from it): the same shapes, dtype, mask and settings,
-    new values.
+    """A fresh input like a public check's of grpo_policy_loss (the function whose domain grading.yaml does not
+    declare: the engine draws the others' from theirs): the same shapes, dtype, mask and settings, new values.
 
     Log-probs are drawn in [-10, 0); `logp` sits within +-0.5 of `old_logp`, so both clip branches occur;
-    rewards and advantages are standard normal. The mask and every non-tensor argument are kept."""
+    advantages are standard normal. The mask and every non-tensor argument are kept."""
     if not valid:
         return args, dict(kwargs)
     g = torch.Generator().manual_seed(13_000 + position)

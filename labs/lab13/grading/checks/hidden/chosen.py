@@ -1,14 +1,15 @@
 """Chosen inputs: examples that the differential checks run besides hypothesis's draws, and the
 confirmation inputs of the diagnosis. Both are built here, not drawn, from levels of the factors in
-domains.py, so that they reach what hypothesis's first draws often do not (a group of equal real rewards
-whose mean is not exact in its dtype, with eps = 1e-2, a token with A < 0 beyond e^20 next to a k3 log-ratio
-above 10).
+domains.py, so that they reach what hypothesis's first draws often do not (a token with A < 0 beyond e^20
+next to a k3 log-ratio above 10).
 
     examples("grpo_policy_loss")            -> [(Ragged([where, log_ratio, ref, adv], mask), eps, beta, agg), ...]
     confirmation_calls("grpo_policy_loss")  -> ((args, kwargs), ...) non-degenerate calls reaching every pair
 
-sequence_logprob's, dpo_loss's and ipo_loss's are derived from their domains declared in grading.yaml
-(autograder/checks/declared.py, units.py).
+The other functions' are derived from their domains declared in grading.yaml (autograder/checks/declared.py,
+units.py); this module adds what a declaration does not give (checks/lab_inputs.py runs them after the derived
+ones): group_advantages' groups of equal real rewards whose float32 mean is not exactly their value (that
+rounding is a property of the arithmetic, not a level), and the training's own inputs.
 
 `examples(f)` is one example per row of a pairwise covering array of f's factors (the engine's
 autograder/checks/covering.py: every possible pair of levels in some example), then the training's own
@@ -35,7 +36,6 @@ from autograder.checks.chosen import (
     grid,
     log_ratio_of,
     on_tokens,
-    place_units,
     prefix_mask,
     random_unit,
     row_lengths,
@@ -48,18 +48,13 @@ from autograder.checks.strategies import LOGPROB_MIN, Ragged, logprob_pair
 
 from ...checks.hidden import domains as dom
 
-UNITS = 8       # units (groups, tokens) an example can give designated levels, where it has room
+UNITS = 8       # tokens an example can give designated levels, where it has room
 ROOM = -LOGPROB_MIN  # log-probs lie in [-ROOM, 0]
 
 
 def _capacity(levels: dict[str, str]) -> int:
-    """How many units of an example get designated levels: one where there is only one, else UNITS."""
-    single = levels.get("N") == "N = 1" or levels.get("rows", "").startswith("one")
-    return 1 if single else UNITS
-
-
-def _units(function: str, levels: dict[str, str], designated: list, n: int, r: random.Random) -> list[dict]:
-    return place_units(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}), levels, designated, n, r)
+    """How many tokens of an example get designated levels: one where there is one row, else UNITS."""
+    return 1 if levels.get("rows", "").startswith("one") else UNITS
 
 
 # ---------------------------------------------------------------- group_advantages
@@ -73,36 +68,15 @@ def _equal(r: random.Random, G: int, dtype: torch.dtype) -> float:
     return x
 
 
-def _group(r: random.Random, G: int, unit: dict[str, str], dtype: torch.dtype) -> list[float]:
-    """G rewards with the unit's values (binary or real in [-10, 10]) and spread (the group's sample std)."""
-    if unit["values"] == "binary":
-        if unit["spread"] == "std = 0":
-            return [float(r.randint(0, 1))] * G
-        ones = r.randint(1, G - 1)
-        return r.sample([1.0] * ones + [0.0] * (G - ones), G)
-    if unit["spread"] == "std = 0":
-        return [_equal(r, G, dtype)] * G
-    z = [r.gauss(0, 1) for _ in range(G)]
-    mean = sum(z) / G
-    std = math.sqrt(sum((x - mean) ** 2 for x in z) / (G - 1))
-    z = [(x - mean) / std for x in z]
-    s = {"0 < std <= 0.05": (0.01, 0.04), "0.05 < std <= 2": (0.1, 1.9), "std > 2": (2.2, 3.0)}[unit["spread"]]
-    std = r.uniform(*s)
-    room = 10 - std * max(map(abs, z))  # > 0: std <= 3 and, for G <= 12, |z| <= 11 / sqrt(12)
-    mean = r.uniform(-room, room)
-    return [mean + std * x for x in z]
-
-
-def _eps(r: random.Random, level: str) -> float:
-    return 1e-6 if level == "eps = 1e-6" else r.choice((1e-8, 1e-7) if level == "eps < 1e-6" else (1e-2, 1e-3))
-
-
-def _advantages(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
-    G = {"G = 2": 2, "3 <= G <= 7": r.randint(3, 7), "G >= 8": r.randint(8, 12)}[levels["G"]]
-    N = 1 if levels["N"] == "N = 1" else max(r.randint(2, 6), len(designated))
-    groups = [_group(r, G, u, dtype_of(levels)) for u in _units("group_advantages", levels, designated, N, r)]
-    rewards = torch.tensor([x for g in groups for x in g], dtype=dtype_of(levels))
-    return rewards, G, levels["normalize_std"] == "True", _eps(r, levels["eps"])
+def _equal_groups(r: random.Random) -> list[tuple]:
+    """float32 batches of a group of equal real rewards whose mean is not exactly their value (`_equal`) beside a
+    group of distinct ones, as group_advantages' check gets its arguments: where r - mean is a rounding error, not 0,
+    which dividing by std + eps = eps magnifies. The declared domain's groups reach that rounding only by chance."""
+    made = []
+    for G, normalize, eps in ((3, True, 1e-8), (5, True, 1e-6), (8, True, 1e-2), (4, False, 1e-6)):
+        rewards = [_equal(r, G, torch.float32)] * G + [r.uniform(-10, 10) for _ in range(G)]
+        made.append((torch.tensor(rewards, dtype=torch.float32), G, normalize, eps))
+    return made
 
 
 # ---------------------------------------------------------------- grpo_policy_loss
@@ -172,9 +146,7 @@ def _grpo(r: random.Random, levels: dict[str, str], designated: list) -> tuple:
     return Ragged([where, log_ratio, ref_logp, adv], mask), eps, beta, levels["aggregation"]
 
 
-BUILDERS: dict[str, Callable[[random.Random, dict, list], object]] = {
-    "group_advantages": _advantages, "grpo_policy_loss": _grpo,
-}
+BUILDERS: dict[str, Callable[[random.Random, dict, list], object]] = {"grpo_policy_loss": _grpo}
 
 
 # ---------------------------------------------------------------- the training's own regime
@@ -194,6 +166,13 @@ def _preference_batches(r: random.Random) -> list[tuple]:
     moved_r = [min(0.0, x + fine(r.gauss(-3, 2))) for x in ref_r]
     return [(*(torch.tensor(x, dtype=torch.float32) for x in (pc, pr, ref_c, ref_r)), 0.1)
             for pc, pr in ((ref_c, ref_r), (moved_c, moved_r))]
+
+
+def _extras(function: str) -> list:
+    """A declared function's examples beyond those derived from its domain: group_advantages' equal groups whose mean
+    rounds, then the training's inputs."""
+    made = _equal_groups(seeded(function, "rounding")) if function == "group_advantages" else []
+    return made + _training(function)
 
 
 def _training(function: str) -> list:
@@ -235,9 +214,9 @@ def _build(function: str, row: Row, key: object) -> object:
 @functools.lru_cache(maxsize=None)
 def examples(function: str) -> tuple:
     """The chosen examples of `function`'s differential check (see the module docstring). A function whose domain is
-    declared: the training's own inputs (the engine runs them after the ones it derives: checks/lab_inputs.py)."""
+    declared: its extras (the engine runs them after the ones it derives: checks/lab_inputs.py)."""
     if function not in dom.FACTORS:
-        return tuple(_training(function))
+        return tuple(_extras(function))
     factors = dom.FACTORS[function]
     per_unit = any(f.per != "call" for f in factors)
     rows = covering_rows(factors, dom.IMPOSSIBLE.get(function, {}), _capacity if per_unit else (lambda levels: 0))
@@ -258,17 +237,19 @@ def call_of(function: str, example) -> tuple[tuple, dict]:
 
 # per function: the levels its confirmation inputs may take (the others: all of the factor's), non-degenerate ones:
 # several groups or rows, T >= 2. The inputs are a pairwise covering array of these (chosen.confirmation_rows).
-_CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
-    "group_advantages": {"N": ("N > 1",)},
-    "grpo_policy_loss": {"T": T_CLASSES[1:]},
-}
+_CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {"grpo_policy_loss": {"T": T_CLASSES[1:]}}
 
 
 @functools.lru_cache(maxsize=None)
 def confirmation_calls(function: str) -> tuple[tuple[tuple, dict], ...]:
-    """Chosen, non-degenerate calls of group_advantages or grpo_policy_loss: one per row of a pairwise covering array
-    of its factors narrowed to _CONFIRM (both dtypes, every pair of levels, the rows' units designated). The engine
-    derives the other functions' from their declared domains."""
+    """Chosen, non-degenerate calls of grpo_policy_loss: one per row of a pairwise covering array of its factors
+    narrowed to _CONFIRM (both dtypes, every pair of levels, the rows' units designated); group_advantages' equal
+    groups whose mean rounds (the engine's derived confirmation inputs come first). The engine derives the other
+    functions' from their declared domains."""
+    if function == "group_advantages":
+        return tuple(call_of(function, e) for e in _equal_groups(seeded(function, "rounding")))
+    if function not in dom.FACTORS:
+        return ()
     rows = confirmation_rows(dom.FACTORS[function], dom.IMPOSSIBLE.get(function, {}), _CONFIRM[function], _capacity)
     return tuple(call_of(function, BUILDERS[function](seeded(function, "confirm", i), row.levels, row.units))
                  for i, row in enumerate(rows))

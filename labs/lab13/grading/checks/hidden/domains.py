@@ -2,15 +2,15 @@
 check module's docstring says how its strategies draw it), whose levels its differential check must reach
 in pairs (the engine's autograder/checks/factors.py says what a factor is and which pairs a call reaches).
 
-    DIFFERENTIAL["group_advantages"]  -> its differential check, "group_adv.matches_reference"
-    FACTORS["group_advantages"]       -> dtype, G, N, normalize_std, eps; per group: values, spread
-    IMPOSSIBLE["group_advantages"]    -> the pairs of levels no valid call has, each with its reason
+    DIFFERENTIAL["grpo_policy_loss"]  -> its differential check, "grpo_loss.matches_reference"
+    FACTORS["grpo_policy_loss"]       -> dtype, T, rows, clip_eps, beta, aggregation; per token: A, ratio, d
+    IMPOSSIBLE["grpo_policy_loss"]    -> the pairs of levels no valid call has, each with its reason
 
 `python -m autograder --lab labs/lab13 validate` (autograder/validity/coverage.py) runs every check on the
 reference, records its calls, and fails on a possible pair that a differential check never reaches; the
-chosen examples (chosen.py) are built from a pairwise covering array of these levels. sequence_logprob, dpo_loss and
-ipo_loss are not here: their domains (and per-pair factors) are declared in grading.yaml, and their checks, factors
-and chosen examples are derived from them (autograder/checks/declared.py, units.py).
+chosen examples (chosen.py) are built from a pairwise covering array of these levels. The other functions are not
+here: their domains (and per-unit factors: a pair's, a group's) are declared in grading.yaml, and their factors and
+chosen examples are derived from them (autograder/checks/declared.py, units.py).
 """
 
 from __future__ import annotations
@@ -35,38 +35,7 @@ from autograder.checks.factors import (
     tokens,
 )
 
-DIFFERENTIAL = {
-    "group_advantages": "group_adv.matches_reference",
-    "grpo_policy_loss": "grpo_loss.matches_reference",
-}
-
-# ---------------------------------------------------------------- group_advantages
-G_LEVELS = ("G = 2", "3 <= G <= 7", "G >= 8")
-EPS_LEVELS = ("eps < 1e-6", "eps = 1e-6", "eps > 1e-6")
-VALUE_LEVELS = ("binary", "real")
-SPREAD_LEVELS = ("std = 0", "0 < std <= 0.05", "0.05 < std <= 2", "std > 2")
-
-
-def g_class(G: int) -> str:
-    return G_LEVELS[0] if G == 2 else (G_LEVELS[2] if G >= 8 else G_LEVELS[1])
-
-
-def eps_class(eps: float) -> str:
-    return EPS_LEVELS[1] if eps == 1e-6 else (EPS_LEVELS[0] if eps < 1e-6 else EPS_LEVELS[2])
-
-
-def spread_class(std: float) -> str:
-    return SPREAD_LEVELS[0] if std == 0 else (SPREAD_LEVELS[1] if std <= 0.05 else
-                                              (SPREAD_LEVELS[2] if std <= 2 else SPREAD_LEVELS[3]))
-
-
-def _groups(a: dict) -> torch.Tensor:
-    return a["rewards"].double().view(-1, a["group_size"])
-
-
-def _values(a: dict) -> list[str]:
-    return [VALUE_LEVELS[0] if bool(((g == 0) | (g == 1)).all()) else VALUE_LEVELS[1] for g in _groups(a)]
-
+DIFFERENTIAL = {"grpo_policy_loss": "grpo_loss.matches_reference"}
 
 # ---------------------------------------------------------------- grpo_policy_loss
 BETA_LEVELS = ("0", "strictly inside (0, 1)", "1")
@@ -102,15 +71,6 @@ def _kl_tokens(a: dict) -> list[str]:
 
 
 FACTORS: dict[str, tuple[Factor, ...]] = {
-    "group_advantages": (
-        dtype_factor("rewards"),
-        Factor("G", G_LEVELS, lambda a: g_class(a["group_size"])),
-        Factor("N", ("N = 1", "N > 1"), lambda a: "N = 1" if a["rewards"].numel() == a["group_size"] else "N > 1"),
-        Factor("normalize_std", ("True", "False"), lambda a: str(bool(a["normalize_std"]))),
-        Factor("eps", EPS_LEVELS, lambda a: eps_class(a["eps"])),
-        Factor("values", VALUE_LEVELS, _values, per="group"),
-        Factor("spread", SPREAD_LEVELS, lambda a: [spread_class(s) for s in _groups(a).std(1).tolist()], per="group"),
-    ),
     "grpo_policy_loss": (
         dtype_factor("logp"), t_factor("logp"), rows_factor(),
         Factor("clip_eps", CLIP_LEVELS, lambda a: clip_class(a["clip_eps"])),
@@ -122,8 +82,4 @@ FACTORS: dict[str, tuple[Factor, ...]] = {
     ),
 }
 
-_BINARY = "rewards of 0 and 1: a group's std is 0 or at least 0.33 (one 1 of 8), at most 0.71"
-IMPOSSIBLE: dict[str, dict[Pair, str]] = {
-    "group_advantages": {(("values", "binary"), ("spread", s)): _BINARY for s in (SPREAD_LEVELS[1], SPREAD_LEVELS[3])},
-    "grpo_policy_loss": T1_HAS_NO_PADDING,
-}
+IMPOSSIBLE: dict[str, dict[Pair, str]] = {"grpo_policy_loss": T1_HAS_NO_PADDING}

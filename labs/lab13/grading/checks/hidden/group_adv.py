@@ -1,8 +1,12 @@
 """Hidden checks of group_advantages: against the reference, and the group structure's properties.
 
-Domain (posttrain.py): rewards (B,) = N groups of group_size, N in 1..6, group_size in 2..8; binary rewards
-(the task's) and real ones in [-10, 10]; groups whose rewards are all equal (std 0) drawn often; both
-normalize_std; eps in {1e-6, 1e-8, 1e-2}; float32 and float64. A batch that is not whole groups is rejected.
+Domain (posttrain.py, declared in grading.yaml): rewards (B,) = N groups of group_size, group_size in 2..8; binary
+rewards (the task's) and real ones in [-10, 10]; both normalize_std; eps in {1e-8, 1e-6, 1e-2}; float32 and float64.
+The differential check runs on the inputs the engine derives from that declaration (hypothesis's draws, then groups
+put at each spread level, 0 among them, in pairs with the other factors: autograder/checks/declared.py, units.py;
+then chosen.py's: groups of equal rewards whose float32 mean rounds, and the training's). The property checks draw
+groups whose rewards are all equal (std 0) often, binary and real (`groups`). A batch that is not whole groups is
+rejected.
 
 Precision: the expected advantages are the exact ones of the given rewards (the reference in float64), and each
 group is compared at the dtype's tolerance plus the rounding a correct computation in the rewards' dtype makes
@@ -15,6 +19,7 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.differential import on_declared_domain
 from autograder.checks.examples import for_all
 from autograder.checks.strategies import DTYPES, bounded
 from autograder.checks.tools import call, expect_value_error
@@ -59,17 +64,16 @@ def rounding_scales(rewards: torch.Tensor, G: int, normalize: bool, eps: float) 
 
 @check("group_adv.matches_reference", "group_advantages matches the reference (group sizes 2-8, equal groups, "
        "both normalisations, float32/64)", functions=("group_advantages",))
-def matches_reference(ctx: Context) -> None:
-    def body(case):
-        rewards, G, normalize, eps = case
-        answer = call(ctx, "group_advantages", rewards, G, normalize_std=normalize, eps=eps, names=ADV_NAMES,
-                      shape=tuple(rewards.shape))
-        expected = _reference(ctx, rewards, G, normalize, eps).view(-1, G)
-        for g, scale in enumerate(rounding_scales(rewards, G, normalize, eps)):  # each group at its own tolerance
-            answer.expect_close(ctx, answer.value.view(-1, G)[g], expected[g],
-                                f"the advantages of group {g + 1} (rows {g * G + 1}-{(g + 1) * G}) differ from the "
-                                "reference", scale=scale)
-    for_all(ctx, groups(), body, chosen="group_advantages")
+@on_declared_domain("group_advantages")
+def matches_reference(ctx: Context, case: tuple) -> None:
+    rewards, G, normalize, eps = case
+    answer = call(ctx, "group_advantages", rewards, G, normalize_std=normalize, eps=eps, names=ADV_NAMES,
+                  shape=tuple(rewards.shape))
+    expected = _reference(ctx, rewards, G, normalize, eps).view(-1, G)
+    for g, scale in enumerate(rounding_scales(rewards, G, normalize, eps)):  # each group at its own tolerance
+        answer.expect_close(ctx, answer.value.view(-1, G)[g], expected[g],
+                            f"the advantages of group {g + 1} (rows {g * G + 1}-{(g + 1) * G}) differ from the "
+                            "reference", scale=scale)
 
 
 @check("group_adv.equal_groups_zero", "a group whose rewards are all equal gets advantages exactly 0 (finite), "
