@@ -41,7 +41,7 @@ class Parameter:
                 at = rest.index("in")
                 rest, values = rest[:at], rest[at + 1:]
             dims = tuple(rest)
-            if not dims or not all(all(f.isidentifier() or f.isdigit() for f in d.split("*")) for d in dims):
+            if not dims or not all(all(f.isidentifier() or f.isdigit() for f in factors_of_dim(d)) for d in dims):
                 raise ValueError(f"{name}: {spec!r}: give its dimensions, e.g. `{kind} B T` (or `{kind} N*G`)")
             if kind != "tensor":
                 return cls(name, "mask", dims, prefix=kind == "prefix-mask")

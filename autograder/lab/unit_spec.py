@@ -71,7 +71,7 @@ _ALLOWED = (ast.Expression, ast.Tuple, ast.BinOp, ast.UnaryOp, ast.USub, ast.UAd
 
 
 def _arithmetic(node: ast.AST, where: str) -> None:
-    """Raise ValueError unless `node` is arithmetic of names and numbers (+ - * /, unary -, abs(E))."""
+    """Raise ValueError unless `node` is arithmetic of names and numbers (+ - * /, unary -, abs(E), mean(P), std(P))."""
     for n in ast.walk(node):
         if isinstance(n, ast.Call):
             if not (isinstance(n.func, ast.Name) and n.func.id in FUNCTIONS and len(n.args) == 1 and not n.keywords):
@@ -140,7 +140,7 @@ def bounds(node: ast.AST, ranges: Mapping[str, Interval]) -> Interval:
         assert isinstance(node.func, ast.Name)
         if node.func.id == "mean":
             return low, high
-        if node.func.id == "std":  # at most (high - low) / sqrt(2): two entries at the range's ends
+        if node.func.id == "std":  # at most (high - low) / sqrt(2), two entries at the range's ends: within this
             return 0.0, high - low
         return (0.0 if low <= 0 <= high else min(abs(low), abs(high)), max(abs(low), abs(high)))
     assert isinstance(node, ast.BinOp)
