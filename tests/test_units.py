@@ -50,6 +50,17 @@ def lab13(monkeypatch):
     (lambda s: s.replace("policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)), set_by: policy_chosen",
                          "policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)), set_by: ref_chosen"),
      r"z.set_by: 'ref_chosen' is in reference's expression, set before"),
+    # groups (group_advantages: tests/test_groups.py)
+    (lambda s: s.replace("expression: std(rewards)", "expression: std(2 * rewards)"),
+     r"mean and std take a parameter's name"),
+    (lambda s: s.replace("expression: std(rewards)", "expression: rewards"),
+     r"'rewards': a group of entries \(`tensor L\*K`\) is read as mean\(rewards\) or std\(rewards\)"),
+    (lambda s: s.replace("expression: std(rewards)", "expression: std(rewards) + std(eps)"),
+     r"'eps': a group of entries"),
+    (lambda s: s.replace("group_size: size G 2..8", "group_size: size G"),
+     r"contract.group_advantages.domain.group_size: .*give its range LO..HI, e.g. `size G 2..8`"),
+    (lambda s: s.replace("along: N     # a unit: one group", "along: G     # a unit: one group"),
+     r"'G': declare a domain with parameters `tensor G`"),
 ])
 def test_a_malformed_declaration_is_refused_with_file_and_line(tmp_path, edit, message):
     text = LAB13.read_text()
