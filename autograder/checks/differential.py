@@ -44,8 +44,8 @@ def is_derived(function: str) -> bool:
 def on_declared_domain(function: str) -> Callable[[Callable[[Context, tuple], None]], Callable[[Context], None]]:
     """A check body `compare(ctx, args)` (args: positional arguments of `function`, asked through tools.call) run on
     the inputs derived from `function`'s declared domain: hypothesis's draws over it (shipped, as the derived check's),
-    then its chosen examples (checks/lab_inputs.py). For a comparison the engine cannot derive: Lab 13's
-    group_advantages compares each group at its own rounding allowance, and a group of equal rewards exactly."""
+    then its chosen examples (checks/lab_inputs.py). For a comparison the engine cannot derive, such as each group of
+    a tensor N*G at its own rounding allowance, with an exact answer where the contract promises one."""
     def wrap(compare: Callable[[Context, tuple], None]) -> Callable[[Context], None]:
         @functools.wraps(compare)
         def on_domain(ctx: Context) -> None:

@@ -39,7 +39,7 @@ def fresh_twin(function: str, args: tuple, kwargs: dict, valid: bool, position: 
 
 def confirmation_inputs(function: str) -> Sequence[tuple[tuple, dict]]:
     """The calls confirming a hint of `function` (none: its hints are never shown). A diagnosis asks them once per
-    candidate mistake: the derived ones are built once per declaration (~0.25 s of CPU for dpo_loss's covering array);
+    candidate mistake: the derived ones are built once per declaration (~0.25 s of CPU for 5 factors);
     each use copies their tensors (diagnosis.answer_of, the child's call)."""
     spec = config.current().contract[function]
     derived = _declared_confirmation(config.current().lab, function, repr(spec.domain), repr(spec.units)) \

@@ -1,7 +1,7 @@
 """A declared domain's per-unit factors (grading.yaml `contract.F.units`; autograder/lab/unit_spec.py reads them):
 their engine factors, the pairs of levels no call reaches, and units put at chosen levels.
 
-    units = declared_for("dpo_loss")        # None where the function declares none
+    units = declared_for(function)          # None where the function declares none
     units.unit_factors()                    # one factors.Factor per declared factor, per unit (a list per call)
     units.out_of_reach()                    # pairs (choice setting's value, unit level) out of the value's reach
     units.can_hold(settings, levels, rng)   # whether a unit at these levels is found beside these settings
