@@ -25,28 +25,31 @@ def in_lab(lab: str, code: str) -> str:
 
 PAIRS = """
 import dataclasses
+from autograder.checks import lab_inputs
+from autograder.checks.differential import lab_domains
 from autograder.checks.factors import covered_pairs, possible_pairs
 from autograder.sandbox.remote import parameter_names
-dom, chosen = registry.lab_module('checks.hidden.domains'), registry.lab_module('checks.hidden.chosen')
-for function, factors in dom.FACTORS.items():
-    allowed = chosen._CONFIRM[function]
+domains = lab_domains()
+chosen = registry.lab_module('checks.hidden.chosen') if registry.has_module('checks.hidden.chosen') else None
+for function, factors in (domains.FACTORS.items() if domains else ()):
+    allowed = getattr(chosen, '_CONFIRM', {}).get(function, {})  # a lab's own factors: its non-degenerate levels
     narrowed = tuple(dataclasses.replace(f, levels=allowed.get(f.name, f.levels)) for f in factors)
     reached = set()
-    for args, kwargs in registry.lab().confirmation_calls(function):
+    for args, kwargs in lab_inputs.confirmation_inputs(function):
         reached |= covered_pairs(factors, {**dict(zip(parameter_names(function), args)), **kwargs})
-    missing = possible_pairs(narrowed, dom.IMPOSSIBLE.get(function, {})) - reached
+    missing = possible_pairs(narrowed, domains.IMPOSSIBLE.get(function, {})) - reached
     assert not missing, (function, sorted(missing)[:3])
 """
 
 
 @pytest.mark.parametrize("lab", LABS)
 def test_confirmation_inputs_reach_every_pair_of_levels_and_tell_every_two_mistakes_apart(lab):
-    """Every pair of the non-degenerate levels of a function's factors is in some confirmation input (the labs
-    that declare factors), and no two mistakes a diagnosis weighs agree on all of them."""
+    """Every pair of levels of a function's factors (its lab's non-degenerate ones, or those derived from its declared
+    domain) is in some confirmation input, and no two mistakes a diagnosis weighs agree on all of them."""
     out = in_lab(lab, "from autograder.lab import registry\n"
                       "from autograder.validity.confirmation import unseparated\n"
                       "registry.lab()\n"
-                      + (PAIRS if lab != "toylab" else "")
+                      + PAIRS
                       + "print(unseparated())\n")
     assert out.strip() == "[]"
 
@@ -58,11 +61,18 @@ def test_lockstep_confirmation_inputs_let_two_mistakes_agree():
     out = in_lab("lab13", "from autograder.lab import registry\n"
                           "from autograder.checks.factors import rows_class\n"
                           "from autograder.validity.confirmation import unseparated\n"
+                          "from autograder.checks import lab_inputs\n"
                           "lab = registry.lab()\n"
-                          "calls = lab.confirmation_calls('grpo_policy_loss')\n"
-                          "lockstep = tuple(c for c in calls if c[1]['aggregation'] != 'token_sum_norm'\n"
-                          "                 or rows_class(c[0][4]) in ('full rows', 'padded rows of one length'))\n"
-                          "registry.register_lab(__import__('dataclasses').replace(lab, confirmation_calls=\n"
-                          "    lambda f: lockstep if f == 'grpo_policy_loss' else lab.confirmation_calls(f)))\n"
+                          "calls = lab_inputs.confirmation_inputs('grpo_policy_loss')\n"
+                          "def one_length(mask):  # every row as long as the others: padded when T >= 2\n"
+                          "    made = mask.new_ones(mask.shape)\n"
+                          "    made[:, 1:][:, -1:] = 0\n"
+                          "    return made\n"
+                          "lockstep = tuple(((*a[:4], one_length(a[4]), *a[5:]), k) if a[7] == 'token_sum_norm'\n"
+                          "                 else (a, k) for a, k in calls)\n"
+                          "assert {rows_class(a[4]) for a, _ in lockstep if a[7] == 'token_sum_norm'} \\\n"
+                          "    <= {'padded rows of one length', 'one padded row', 'full rows', 'one full row'}\n"
+                          "lab_inputs.confirmation_inputs = lambda f, mine=lab_inputs.confirmation_inputs: \\\n"
+                          "    lockstep if f == 'grpo_policy_loss' else mine(f)\n"
                           "print(unseparated(['grpo_loss']))\n")
     assert "('grpo_policy_loss', 'grpo_loss.sum_norm_by_tokens', 'grpo_loss.sum_norm_by_longest')" in out

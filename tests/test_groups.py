@@ -100,7 +100,7 @@ def test_a_group_is_spread_about_its_mean_to_the_level_asked():
         arguments = {"r": torch.zeros(15, dtype=dtype), "g": 5}
         wanted = [{"s": "s = 0"}, {"s": "0 < s <= 0.05"}, {"s": "s > 2"}]
         spread.put_units(arguments, wanted, rng, dtype)
-        got = [spread.unit_env(arguments, i)["r"] for i in range(3)]
+        got = [env["r"] for env in spread.unit_envs(arguments)]
         assert len(set(got[0])) == 1
         assert 0 < AGGREGATES["std"](got[1]) <= 0.05 and AGGREGATES["std"](got[2]) > 2
         assert all(-10 <= x <= 10 for group in got for x in group)

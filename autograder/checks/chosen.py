@@ -86,13 +86,14 @@ def on_tokens(values: list[float], mask: torch.Tensor, garbage: float, r: random
 
 
 def random_unit(factors: tuple[Factor, ...], impossible: Mapping[Pair, str], levels: dict[str, str],
-                r: random.Random, feasible: Feasible | None = None) -> dict[str, str]:
-    """Random levels of the per-unit factors, never in an impossible pair with `levels` or each other, nor a unit
-    `feasible` refuses beside `levels`."""
+                r: random.Random, feasible: Feasible | None = None,
+                given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Random levels of the per-unit factors (the `given` ones kept), never in an impossible pair with `levels` or
+    each other, nor a unit `feasible` refuses beside `levels`."""
     order = {f.name: i for i, f in enumerate(factors)}
-    unit: dict[str, str] = {}
+    unit: dict[str, str] = dict(given or {})
     for f in factors:
-        if f.per == "call":
+        if f.per == "call" or f.name in unit:
             continue
         chosen = list(levels.items()) + list(unit.items())
         unit[f.name] = r.choice([x for x in f.levels
@@ -103,11 +104,32 @@ def random_unit(factors: tuple[Factor, ...], impossible: Mapping[Pair, str], lev
 
 def place_units(factors: tuple[Factor, ...], impossible: Mapping[Pair, str], levels: dict[str, str],
                 designated: list[dict[str, str]], n: int, r: random.Random,
-                feasible: Feasible | None = None) -> list[dict[str, str]]:
-    """n units: the designated ones at random places, random (feasible) levels for the others."""
-    made = [random_unit(factors, impossible, levels, r, feasible) for _ in range(n)]
-    for place, unit in zip(r.sample(range(n), min(n, len(designated))), designated):
-        made[place] = unit
+                feasible: Feasible | None = None, rows: list[int] | None = None,
+                shared: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """n units: the designated ones at random places, random (feasible) levels for the others. With `rows` (each
+    unit's row) the designated go one to a row (at least as many rows as them), and a row's units share the levels
+    of the `shared` factors (those set by an entry of the row: a designated unit's where the row has one)."""
+    if rows is None:
+        made = [random_unit(factors, impossible, levels, r, feasible) for _ in range(n)]
+        for place, unit in zip(r.sample(range(n), min(n, len(designated))), designated):
+            made[place] = unit
+        return made
+    units_of: dict[int, list[int]] = {}
+    for i, row in enumerate(rows):
+        units_of.setdefault(row, []).append(i)
+    assert len(units_of) >= len(designated), "one designated unit per row"
+    placed = {r.choice(units_of[row]): unit for row, unit in zip(r.sample(sorted(units_of), len(designated)),
+                                                                 designated)}
+    made = []
+    for i, row in enumerate(rows):
+        if i in placed:
+            made.append(placed[i])
+            continue
+        leader = next((placed[j] for j in units_of[row] if j in placed), None)
+        if leader is None and units_of[row][0] < i:
+            leader = made[units_of[row][0]]
+        given = {name: leader[name] for name in shared} if leader is not None else {}
+        made.append(random_unit(factors, impossible, levels, r, feasible, given))
     return made
 
 

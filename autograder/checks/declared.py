@@ -203,7 +203,7 @@ def chosen(function: str) -> list[tuple]:
     def capacity(levels: dict[str, str]) -> int:  # units a row lists: none without `units`, 1 for a size of 1
         if declared_units is None:
             return 0
-        return 1 if levels.get(f"size {declared_units.along}") == "1" else SIZES[1]
+        return 1 if levels.get(f"size {_first(declared_units)}") == "1" else SIZES[1]
     rows = covering_rows(factors, impossible, capacity, feasible=feasible)
     return [_example(function, params, row, i, (factors, impossible), declared_units, feasible)
             for i, row in enumerate(rows)]
@@ -250,8 +250,8 @@ def _example(function: str, params: list[Parameter], row: Row, index: int,
     sizes = {letter: 1 if levels.get(f"size {letter}") == "1" else rng.randint(2, SIZES[1])
              for letter in letters(params) if size_parameter(params, letter) is None}
     sizes.update({p.dims[0]: int(_setting(p, levels, rng)) for p in params if p.kind == "size"})
-    if declared_units is not None and levels.get(f"size {declared_units.along}") != "1":
-        sizes[declared_units.along] = max(sizes[declared_units.along], len(row.units))
+    if declared_units is not None and levels.get(f"size {_first(declared_units)}") != "1":
+        sizes[_first(declared_units)] = max(sizes[_first(declared_units)], len(row.units))
     args: list[Any] = []
     for p in params:
         if p.kind == "tensor" and p.ranged:
@@ -266,9 +266,16 @@ def _example(function: str, params: list[Parameter], row: Row, index: int,
             args.append(_setting(p, levels, rng))
     if declared_units is not None:
         named = dict(zip((p.name for p in params), args))
-        n = declared_units.unit_count(named)
-        declared_units.put_units(named, place_units(*factors, levels, row.units, n, rng, feasible), rng, dtype)
+        positions = declared_units.positions(named)
+        rows = [at[0] for at in positions] if " " in declared_units.along else None
+        declared_units.put_units(named, place_units(*factors, levels, row.units, len(positions), rng, feasible, rows,
+                                                    declared_units.shared_factors()), rng, dtype)
     return tuple(args)
+
+
+def _first(declared_units: Units) -> str:
+    """The letter of the units' first index (along `B T`: the rows, each holding at most one designated unit)."""
+    return declared_units.along.split()[0]
 
 
 def _chosen_mask(shape: tuple[int, ...], padded: bool, rng: random.Random, dtype: torch.dtype) -> torch.Tensor:

@@ -14,7 +14,9 @@ on the entries as the call's dtype holds them. The grid is 2^(e - 22) for a rang
 sums of four entries are exact in float32, so a level such as `z = 0` holds in any order of summation. A group's
 entries (`tensor L*K`) are drawn anywhere in their range, not on the grid (a float32 mean of equal entries may then
 round, as real rewards do), and a group set_by is spread about its mean: entries m + t (x - m), t >= 0 solved for
-(the value must be linear in t, as its std is; t = 0: K equal entries, in any dtype).
+(the value must be linear in t, as its std is; t = 0: K equal entries, in any dtype). Units along `B T` are the
+generated tokens (where the mask is 1), row by row; a row's shared entry (`tensor B`: its advantage) is set by the
+first of its tokens put or left, and its later tokens keep it (a factor it sets is then at the row's level).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import torch
 from autograder.checks.domains import call_sizes
 from autograder.checks.factors import Factor, Pair
 from autograder.lab import config
-from autograder.lab.domain_spec import Parameter, unit_width
+from autograder.lab.domain_spec import Parameter, row_shared, unit_width
 from autograder.lab.unit_spec import Level, UnitFactor, bounds, evaluate, parse_factor
 
 TRIES = 200      # draws of one unit before its levels are declared out of reach
@@ -42,31 +44,51 @@ Entries = dict[str, Any]  # parameter -> a unit's entry (a float), or its group'
 @dataclass(frozen=True)
 class Units:
     function: str
-    along: str                          # the size letter: unit i is index i of it
+    along: str                          # the size letter (unit i is index i of it), or `B T` (units are positions)
     declared: tuple[UnitFactor, ...]
-    tensors: tuple[Parameter, ...]      # the parameters of the unit's size (declared `tensor L`, or `tensor L*K`)
+    tensors: tuple[Parameter, ...]      # the parameters of the unit's size (`tensor L`, `tensor L*K`, `tensor B T`)
     settings: tuple[Parameter, ...]     # float, int, bool and choice parameters
     params: tuple[Parameter, ...]       # all the function's (a call's sizes are read from them)
+    mask: str = ""                      # along `B T`: the parameter whose 1s are the units ("": every position)
 
     def unit_factors(self) -> tuple[Factor, ...]:
         return tuple(Factor(f.name, tuple(level.text for level in f.levels), _levels_of(self, f), per=self.along)
                      for f in self.declared)
 
-    def unit_env(self, arguments: dict, i: int) -> dict[str, Any]:
-        """Unit i's entries and the call's settings, by parameter name (float64 numbers; a group's, a tuple)."""
-        made: dict[str, Any] = {p.name: _setting_value(arguments[p.name]) for p in self.settings}
-        n = self.unit_count(arguments)
-        for p in self.tensors:
-            row = arguments[p.name].detach().double().reshape(n, -1)[i]
-            made[p.name] = tuple(row.tolist()) if self.is_group(p) else float(row[0])
-        return made
+    def positions(self, arguments: dict) -> list[tuple[int, ...]]:
+        """Each unit's index: (i,) along one letter; (b, t) along `B T`, row by row, where the mask is 1."""
+        if " " not in self.along:
+            return [(i,) for i in range(call_sizes(list(self.params), arguments)[self.along])]
+        if self.mask:
+            return [tuple(ix) for ix in arguments[self.mask].detach().nonzero().tolist()]
+        first = next(p for p in self.tensors if not self.is_shared(p))
+        return [tuple(ix) for ix in torch.ones(arguments[first.name].shape).nonzero().tolist()]
+
+    def unit_envs(self, arguments: dict) -> list[dict[str, Any]]:
+        """Each unit's entries and the call's settings, by parameter name (float64 numbers; a group's, a tuple)."""
+        settings: dict[str, Any] = {p.name: _setting_value(arguments[p.name]) for p in self.settings}
+        positions = self.positions(arguments)
+        values = {p.name: arguments[p.name].detach().double() for p in self.tensors}
+        grouped = {p.name: values[p.name].reshape(len(positions), -1) for p in self.tensors if self.is_group(p)}
+        return [{**settings, **{name: tuple(grouped[name][i].tolist()) if name in grouped
+                                else float(x[at[:x.dim()]]) for name, x in values.items()}}
+                for i, at in enumerate(positions)]
 
     def unit_count(self, arguments: dict) -> int:
-        return call_sizes(list(self.params), arguments)[self.along]
+        return len(self.positions(arguments))
 
     def is_group(self, p: Parameter) -> bool:
         """`p` holds several entries per unit (`tensor L*K`)."""
         return bool(unit_width(p, self.along))
+
+    def is_shared(self, p: Parameter) -> bool:
+        """`p` holds one entry per row of units along `B T` (`tensor B`), which the row's units share."""
+        return row_shared(p, self.along)
+
+    def shared_factors(self) -> tuple[str, ...]:
+        """The factors set by a row's shared entry: the row's units are at one level of each."""
+        shared = {p.name for p in self.tensors if self.is_shared(p)}
+        return tuple(f.name for f in self.declared if f.set_by in shared)
 
     def out_of_reach(self) -> dict[Pair, str]:
         """(choice setting = value, factor's level) pairs that no unit reaches: by interval arithmetic over the
@@ -91,47 +113,65 @@ class Units:
         return found
 
     def put_units(self, arguments: dict, levels: list[dict[str, str]], rng: random.Random, dtype: torch.dtype) -> None:
-        """Set the unit-sized tensors of `arguments` (name -> value, changed in place): unit i at levels[i]."""
-        self._put(arguments, levels, lambda settings, wanted, widths: self._unit(settings, wanted, rng, dtype, widths))
+        """Set the unit-sized tensors of `arguments` (name -> value, changed in place): unit i at levels[i] (its
+        row's shared entries as the row's first unit set them: chosen.place_units gives a row's units one level of
+        a factor they set)."""
+        self._put(arguments, levels, lambda settings, wanted, widths, fixed:
+                  self._unit(settings, wanted, rng, dtype, widths, fixed))
 
     def put_some_units(self, arguments: dict, levels: list[dict[str, str] | None], rng: random.Random,
                        dtype: torch.dtype) -> None:
         """put_units for the units whose levels are given (None: left as drawn), each where a few draws find it (else
         left as drawn): hypothesis's draws (declared.strategy) reach the levels too."""
-        self._put(arguments, levels, lambda settings, wanted, widths:
-                  self._draw(settings, wanted, rng, dtype, TRIES // 10, widths) if wanted else None)
+        self._put(arguments, levels, lambda settings, wanted, widths, fixed:
+                  self._draw(settings, wanted, rng, dtype, TRIES // 10, widths, fixed) if wanted else None)
 
-    def _put(self, arguments: dict, levels: list, find: Callable[[dict, Any, dict[str, int]], Entries | None]) -> None:
-        """Unit i's entries set to what `find(settings, levels[i], widths)` gives (None: left as they are)."""
+    def _put(self, arguments: dict, levels: list, find: Callable[[dict, Any, dict[str, int], Entries],
+                                                              Entries | None]) -> None:
+        """Unit i's entries set to what `find(settings, levels[i], widths, fixed)` gives (None: left as they are);
+        `fixed`: its row's shared entries, once an earlier unit of the row is put or left."""
         settings = {p.name: _setting_value(arguments[p.name]) for p in self.settings}
-        n = self.unit_count(arguments)
-        widths = {p.name: arguments[p.name].numel() // n for p in self.tensors}
-        for i, wanted in enumerate(levels):
-            entries = find(settings, wanted, widths)
+        positions = self.positions(arguments)
+        n = len(positions)
+        widths = {p.name: 1 if self.is_shared(p) else arguments[p.name].numel() // n for p in self.tensors}
+        rows: dict[int, Entries] = {}
+        for i, (at, wanted) in enumerate(zip(positions, levels)):
+            entries = find(settings, wanted, widths, rows.get(at[0], {}))
             if entries is None:
-                continue
+                entries = {p.name: float(arguments[p.name].detach()[at[:1]]) for p in self.tensors if self.is_shared(p)}
             for p in self.tensors:
-                held, tensor = entries[p.name], arguments[p.name]
-                tensor.reshape(n, -1)[i] = torch.tensor(held if self.is_group(p) else [held], dtype=tensor.dtype)
+                held, tensor = entries.get(p.name), arguments[p.name]
+                if self.is_shared(p):
+                    rows.setdefault(at[0], {})[p.name] = held
+                if held is None:
+                    continue
+                if self.is_group(p):
+                    tensor.reshape(n, -1)[i] = torch.tensor(held, dtype=tensor.dtype)
+                else:
+                    tensor[at[:tensor.dim()]] = held
 
     def can_hold(self, settings: dict, wanted: dict[str, str], rng: random.Random) -> bool:
         """Whether a unit at the `wanted` levels (of some factors) is found in a few draws beside `settings`."""
         widths = {p.name: GROUP if self.is_group(p) else 1 for p in self.tensors}
-        return self._draw(settings, wanted, rng, torch.float64, TRIES // 10, widths) is not None
+        return self._draw(settings, wanted, rng, torch.float64, TRIES // 10, widths, {}) is not None
 
     def _unit(self, settings: dict, wanted: dict[str, str], rng: random.Random, dtype: torch.dtype,
-              widths: dict[str, int]) -> Entries:
-        held = self._draw(settings, wanted, rng, dtype, TRIES, widths)
+              widths: dict[str, int], fixed: Entries) -> Entries:
+        held = self._draw(settings, wanted, rng, dtype, TRIES, widths, fixed)
         if held is None:
-            raise ValueError(f"{self.function}: no unit at {wanted} beside {settings} in {TRIES} draws (declare "
-                             "the pair impossible, or widen the domain)")
+            row = f" and its row's {fixed}" if fixed else ""
+            raise ValueError(f"{self.function}: no unit at {wanted} beside {settings}{row} in {TRIES} draws "
+                             "(declare the pair impossible, or widen the domain)")
         return held
 
     def _draw(self, settings: dict, wanted: dict[str, str], rng: random.Random, dtype: torch.dtype,
-              tries: int, widths: dict[str, int]) -> Entries | None:
-        """A unit's entries (as `dtype` holds them) at the `wanted` levels of the factors it names, else None."""
+              tries: int, widths: dict[str, int], fixed: Entries) -> Entries | None:
+        """A unit's entries (as `dtype` holds them) at the `wanted` levels of the factors it names, else None; the
+        `fixed` entries (its row's shared ones) are kept, and a factor they set is at whatever level they give."""
+        wanted = {f.name: wanted[f.name] for f in self.declared if f.name in wanted and f.set_by not in fixed}
         for _ in range(tries):
-            entries: Entries = {p.name: tuple(rng.uniform(*_span(p)) for _ in range(widths[p.name]))
+            entries: Entries = {p.name: fixed[p.name] if p.name in fixed else
+                                tuple(rng.uniform(*_span(p)) for _ in range(widths[p.name]))
                                 if self.is_group(p) else _on_grid(p, rng.uniform(*_span(p))) for p in self.tensors}
             for f in self.declared:
                 if f.name not in wanted:
@@ -159,17 +199,19 @@ def declared_for(function: str) -> Units | None:
         return None
     params = [Parameter.parse(name, spec.domain[name]) for name in spec.parameters]
     along = spec.units.along
-    tensors = tuple(p for p in params if unit_width(p, along) is not None)
+    tensors = tuple(p for p in params if unit_width(p, along) is not None or row_shared(p, along))
     groups = tuple(p.name for p in tensors if unit_width(p, along))
+    shared = tuple(p.name for p in tensors if row_shared(p, along))
     settings = tuple(p for p in params if p.kind in ("float", "int", "bool", "choice"))
     made = tuple(parse_factor(name, f.expression, f.set_by, f.levels, tuple(p.name for p in tensors),
-                              tuple(p.name for p in settings), groups)
+                              tuple(p.name for p in settings), groups, shared)
                  for name, f in spec.units.factors.items())
-    return Units(function, along, made, tensors, settings, tuple(params))
+    mask = spec.mask if " " in along and spec.mask in spec.domain else ""
+    return Units(function, along, made, tensors, settings, tuple(params), mask)
 
 
 def _levels_of(units: Units, f: UnitFactor):
-    return lambda a: [f.unit_level(units.unit_env(a, i)) for i in range(units.unit_count(a))]
+    return lambda a: [f.unit_level(env) for env in units.unit_envs(a)]
 
 
 def _setting_value(value: Any) -> Any:

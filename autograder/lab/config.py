@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from autograder.lab.domain_spec import Parameter, unit_width
+from autograder.lab.domain_spec import Parameter, row_shared, unit_width
 from autograder.lab.lab_folder import GRADING_YAML
 from autograder.lab.unit_spec import UnitFactor, parse_factor
 from autograder.lab.unit_spec import names as unit_names
@@ -141,8 +141,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class UnitFactorSpec:
-    expression: str = doc("arithmetic (+ - * /, |x|, numbers) of the parameters of the unit's size (each unit's "
-                          "entry) and the settings: the factor's value in one unit")
+    expression: str = doc("arithmetic (+ - * /, |x|, log(x), exp(x), numbers) of the parameters of the unit's size "
+                          "(each unit's entry) and the settings: the factor's value in one unit")
     set_by: str = doc("the parameter of the unit's size the engine sets to put a unit at a level (the expression "
                       "is linear in it; not in an earlier factor's expression)")
     levels: tuple[str, ...] = doc("the levels, each a condition on the factor named as itself, |itself| or "
@@ -152,7 +152,9 @@ class UnitFactorSpec:
 
 @dataclass(frozen=True)
 class ContractUnits:
-    along: str = doc("the size letter of the domain whose indices are the units (one pair of answers)")
+    along: str = doc("the size letter of the domain whose indices are the units (one pair of answers), or two letters "
+                     "`B T`: a unit is one position of the `tensor B T` parameters where the mask is 1 (a generated "
+                     "token), a `tensor B` its row's entry")
     factors: dict[str, UnitFactorSpec] = doc("per-unit factors by name, each set in this order "
                                              "(autograder/lab/unit_spec.py)")
 
@@ -347,16 +349,23 @@ def _check_units(reader: "_Reader", name: str, fn: ContractFunction) -> None:
     where = f"contract.{name}.units"
     assert fn.units is not None
     params = [Parameter.parse(p, fn.domain[p]) for p in fn.parameters] if fn.domain else []
-    unit = tuple(p.name for p in params if unit_width(p, fn.units.along) is not None)
-    if not unit:
-        raise reader.error(f"{where}.along", f"{fn.units.along!r}: declare a domain with parameters `tensor "
-                           f"{fn.units.along}` (one entry per unit) or `tensor {fn.units.along}*K` (a group of K)")
-    groups = tuple(p.name for p in params if unit_width(p, fn.units.along))
+    along = fn.units.along
+    if len(along.split()) not in (1, 2) or not all(letter.isidentifier() for letter in along.split()):
+        raise reader.error(f"{where}.along", f"{along!r}: a size letter (`P`: a unit is one index of it) or two "
+                           "(`B T`: a unit is one position where the mask is 1)")
+    entries = tuple(p.name for p in params if unit_width(p, along) is not None)
+    if not entries:
+        kinds = f"`tensor {along}` (one entry per unit: a position where the mask is 1)" if " " in along else \
+            f"`tensor {along}` (one entry per unit) or `tensor {along}*K` (a group of K)"
+        raise reader.error(f"{where}.along", f"{along!r}: declare a domain with parameters {kinds}")
+    shared = tuple(p.name for p in params if row_shared(p, along))
+    groups = tuple(p.name for p in params if unit_width(p, along))
     settings = tuple(p.name for p in params if p.kind in ("float", "int", "bool", "choice"))
     earlier: list[UnitFactor] = []
     for factor, spec in fn.units.factors.items():
         try:
-            parsed = parse_factor(factor, spec.expression, spec.set_by, spec.levels, unit, settings, groups)
+            parsed = parse_factor(factor, spec.expression, spec.set_by, spec.levels, (*entries, *shared), settings,
+                                  groups, shared)
         except ValueError as exc:
             raise reader.error(f"{where}.factors.{factor}", str(exc)) from None
         used = next((e.name for e in earlier if spec.set_by in unit_names(e.expression)), None)

@@ -80,12 +80,24 @@ def factors_of_dim(dim: str) -> list[str]:
 
 
 def unit_width(p: Parameter, along: str) -> str | None:
-    """What a unit along the letter `along` holds of `p`: "" (one entry: `tensor L`), its group's letters ("K" of
-    `tensor L*K`: entries i*K to (i+1)*K - 1), None (not a tensor of units along it)."""
-    if p.kind != "tensor" or len(p.dims) != 1:
+    """What a unit along `along` holds of `p`: "" (one entry: `tensor L` along the letter L, `tensor B T` along the two
+    letters `B T`), its group's letters ("K" of `tensor L*K`: entries i*K to (i+1)*K - 1), None (not a tensor of units
+    along it: row_shared tells a row's entry)."""
+    letters = tuple(along.split())
+    if p.kind != "tensor":
+        return None
+    if len(letters) > 1:
+        return "" if p.dims == letters else None
+    if len(p.dims) != 1:
         return None
     first, *rest = factors_of_dim(p.dims[0])
     return "*".join(rest) if first == along else None
+
+
+def row_shared(p: Parameter, along: str) -> bool:
+    """`p` (declared `tensor B`) holds one entry per row of the units along `B T`, which the row's units share."""
+    letters = along.split()
+    return p.kind == "tensor" and len(letters) == 2 and p.dims == (letters[0],)
 
 
 def dim_size(dim: str, sizes: Mapping[str, int]) -> int:

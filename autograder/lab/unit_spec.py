@@ -7,10 +7,13 @@
             set_by: policy_chosen,
             levels: ["z < -100", "-100 <= z < -15", "0 < |z| <= 1e-3", "z = 0", "|z - 1 / beta| <= 1e-3", ...]}
 
-`expression` is arithmetic (+ - * /, |x|, numbers) over the function's parameters: a parameter of the unit's size is its
-entry at the unit's index, a setting (float, int, bool, choice) its value. A parameter with several entries per unit
-(declared `tensor L*K`: unit i is entries i*K to (i+1)*K - 1, a group) is read through `mean(P)` or `std(P)` (the
-sample std, divided by K - 1, as torch.std). Each level is a condition on the factor
+`expression` is arithmetic (+ - * /, |x|, log(x), exp(x), numbers) over the function's parameters: a parameter of the
+unit's size is its entry at the unit's index, a setting (float, int, bool, choice) its value. A parameter with several
+entries per unit (declared `tensor L*K`: unit i is entries i*K to (i+1)*K - 1, a group) is read through `mean(P)` or
+`std(P)` (the sample std, divided by K - 1, as torch.std). Units along two letters (`along: B T`: a unit is one
+position (b, t) where the mask is 1, a generated token) read a `tensor B T` at their position and a `tensor B` at their
+row: one entry shared by the row's units (`shared`), which only a factor of shared entries and settings may set.
+Each level is a condition on the factor
 (named by the factor, alone, as |NAME| or as |NAME - E|) against arithmetic of the settings: `A < z <= B`,
 `z = 0`, `|h - 1 / (2 * beta)| <= 1e-3`. A unit's level is the first whose condition its value meets. `set_by` is the
 parameter the engine sets to put a unit at a level: the expression must be linear in it, or for a group in the spread
@@ -51,7 +54,23 @@ AGGREGATES: dict[str, Callable[[tuple[float, ...]], float]] = {
     "mean": lambda v: math.fsum(v) / len(v),
     "std": lambda v: math.sqrt(math.fsum((x - math.fsum(v) / len(v)) ** 2 for x in v) / (len(v) - 1))
     if len(v) > 1 else math.nan}
-FUNCTIONS = ("abs", *AGGREGATES)
+
+
+def _log(x):
+    """log, as IEEE does it (log 0 = -inf, log of a negative nan), of a number or a tensor."""
+    if not isinstance(x, (int, float)):
+        return x.log()
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def _exp(x):
+    if not isinstance(x, (int, float)):
+        return x.exp()
+    return math.exp(x) if x < 709 else math.inf
+
+
+ELEMENTWISE: dict[str, Callable] = {"abs": abs, "log": _log, "exp": _exp}
+FUNCTIONS = (*ELEMENTWISE, *AGGREGATES)
 
 
 def names(node: ast.AST) -> set[str]:
@@ -71,11 +90,12 @@ _ALLOWED = (ast.Expression, ast.Tuple, ast.BinOp, ast.UnaryOp, ast.USub, ast.UAd
 
 
 def _arithmetic(node: ast.AST, where: str) -> None:
-    """Raise ValueError unless `node` is arithmetic of names and numbers (+ - * /, unary -, abs(E), mean(P), std(P))."""
+    """Raise ValueError unless `node` is arithmetic of names and numbers (+ - * /, unary -, abs(E), log(E), exp(E),
+    mean(P), std(P))."""
     for n in ast.walk(node):
         if isinstance(n, ast.Call):
             if not (isinstance(n.func, ast.Name) and n.func.id in FUNCTIONS and len(n.args) == 1 and not n.keywords):
-                raise ValueError(f"{where}: only |E|, mean(P) and std(P) are functions here")
+                raise ValueError(f"{where}: only |E|, log(E), exp(E), mean(P) and std(P) are functions here")
             if n.func.id in AGGREGATES and not isinstance(n.args[0], ast.Name):
                 raise ValueError(f"{where}: {ast.unparse(n)!r}: mean and std take a parameter's name")
         elif isinstance(n, ast.BinOp) and type(n.op) not in _BINARY:
@@ -117,9 +137,9 @@ def evaluate(node: ast.AST, env: Mapping[str, object]):
         assert isinstance(node.func, ast.Name)
         if node.func.id in AGGREGATES:
             entries = env[ast.unparse(node.args[0])]
-            assert isinstance(entries, tuple)  # a group's entries (units.Units.unit_env)
+            assert isinstance(entries, tuple)  # a group's entries (units.Units.unit_envs)
             return AGGREGATES[node.func.id](entries)
-        return abs(evaluate(node.args[0], env))
+        return ELEMENTWISE[node.func.id](evaluate(node.args[0], env))
     assert isinstance(node, ast.BinOp)
     return _BINARY[type(node.op)](evaluate(node.left, env), evaluate(node.right, env))
 
@@ -142,6 +162,10 @@ def bounds(node: ast.AST, ranges: Mapping[str, Interval]) -> Interval:
             return low, high
         if node.func.id == "std":  # at most (high - low) / sqrt(2), two entries at the range's ends: within this
             return 0.0, high - low
+        if node.func.id == "log":  # increasing; -inf at and below 0
+            return _log(max(low, 0.0)), _log(max(high, 0.0))
+        if node.func.id == "exp":
+            return _exp(low), _exp(high)
         return (0.0 if low <= 0 <= high else min(abs(low), abs(high)), max(abs(low), abs(high)))
     assert isinstance(node, ast.BinOp)
     (a, b), (c, d) = bounds(node.left, ranges), bounds(node.right, ranges)
@@ -209,10 +233,10 @@ class UnitFactor:
 
 
 def parse_factor(name: str, expression: str, set_by: str, levels: tuple[str, ...], unit_parameters: tuple[str, ...],
-                 settings: tuple[str, ...], groups: tuple[str, ...] = ()) -> UnitFactor:
+                 settings: tuple[str, ...], groups: tuple[str, ...] = (), shared: tuple[str, ...] = ()) -> UnitFactor:
     """A per-unit factor as declared, else a ValueError naming its key (expression, set_by, levels) and what is wrong.
     `unit_parameters`: the function's parameters of the unit's size (`groups`: those of them with several entries per
-    unit); `settings`: its float, int, bool and choice parameters."""
+    unit; `shared`: those with one entry per row of units); `settings`: its float, int, bool and choice parameters."""
     if not name.isidentifier() or name in (*unit_parameters, *settings):
         raise ValueError(f"a factor's name is an identifier other than a parameter's (got {name!r})")
     try:
@@ -231,6 +255,9 @@ def parse_factor(name: str, expression: str, set_by: str, levels: tuple[str, ...
                          f"std({what}), and only a group is")
     if set_by not in names(node) or set_by not in unit_parameters:
         raise ValueError(f"set_by: {set_by!r} is not a parameter of the unit's size in its expression")
+    if set_by in shared and not names(node) <= {*shared, *settings}:
+        raise ValueError(f"set_by: {set_by!r} is one entry per row, shared by the row's units: a factor it sets reads "
+                         "only such entries and the settings")
     if not levels:
         raise ValueError("levels: list its levels")
     parsed = []

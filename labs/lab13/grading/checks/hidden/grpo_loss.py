@@ -1,44 +1,36 @@
 """Hidden checks of grpo_policy_loss: against the reference, the clipping, the aggregations and the k3 KL.
 
-Domain (posttrain.py): (B, T) inputs, B >= 1, T >= 1 (T = 1, single rows and rows of 24-48 tokens drawn),
-prefix masks (ragged and full rows), float32 and float64; logp, old_logp, ref_logp in [-40, 0] at every
-position, so log-ratios to the old policy and the reference reach +-40 (both clip branches, far outside);
-advantages (B,) in [-10, 10]; clip_eps in (0, 1); beta in {0, 0.04, 0.1, 1}; each of the three aggregations.
-Where a gradient is compared, ratios within MARGIN of 1 +- clip_eps are moved to 1 (a kink of the min).
+Domain (posttrain.py, declared in grading.yaml): (B, T) inputs, prefix masks (ragged and full rows), float32 and
+float64; logp, old_logp, ref_logp in [-40, 0] at every position, so log-ratios to the old policy and the reference
+reach +-40 (both clip branches, far outside); advantages (B,) in [-10, 10]; clip_eps in [0.05, 0.9]; beta in {0, 0.04,
+0.1, 1}; each of the three aggregations. Every check draws from that declaration (autograder/checks/declared.py: each
+generated token put at levels of A's sign, the ratio against the clip range and the k3 log-ratio, in pairs with the
+settings); the differential check then runs chosen.py's training regime. Where a gradient is compared, ratios within
+MARGIN of 1 +- clip_eps are moved to 1 (a kink of the min).
 """
 
 from __future__ import annotations
 
 import torch
-from hypothesis import strategies as st
 
 from autograder.checks import Context, check
+from autograder.checks.declared import strategy
+from autograder.checks.differential import on_declared_domain
 from autograder.checks.examples import for_all
-from autograder.checks.strategies import LOG_RATIOS, logprob_pair, ragged_ranges
 from autograder.checks.tools import Answer, call, expect_value_error, tolerances
 
 from .common import GRPO_NAMES, expect_grad, grad_of
 
-AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "token_sum_norm")
 MARGIN = 1e-3
-EPS = st.sampled_from((0.2, 0.1, 0.3, 0.05, 0.5, 0.9))
-BETA = st.sampled_from((0.04, 0.0, 0.1, 1.0))
-# (where the old/new pair sits, logp - old_logp, ref_logp, advantages [row's first column]), clip, beta, aggregation
-CASES = st.tuples(ragged_ranges(((0.0, 1.0), LOG_RATIOS, (-40.0, 0.0), (-10.0, 10.0)), garbage=(1.0, 40.0, 40.0, 10.0)),
-                  EPS, BETA, st.sampled_from(AGGREGATIONS))
 
 
-def inputs(case, away_from_kinks: bool = True) -> tuple:
-    """(logp, old_logp, ref_logp, advantages, mask, clip_eps, beta, aggregation), log-probs in [-40, 0]."""
-    inp, eps, beta, aggregation = case
-    where, log_ratio, ref_logp, adv = inp.tensors
-    logp, old_logp = logprob_pair(where, log_ratio)
-    ref_logp = -ref_logp.abs().clamp(max=40.0)
-    if away_from_kinks:
-        ratio = torch.exp(logp.double() - old_logp.double())
-        near = ((ratio - (1 + eps)).abs() <= MARGIN) | ((ratio - (1 - eps)).abs() <= MARGIN)
-        logp = torch.where(near, old_logp, logp)
-    return logp, old_logp, ref_logp, adv[:, 0].clone(), inp.mask, eps, beta, aggregation
+def away_from_kinks(case: tuple) -> tuple:
+    """The declared call (logp, old_logp, ref_logp, advantages, mask, clip_eps, beta, aggregation) with logp moved onto
+    old_logp where the ratio lies within MARGIN of 1 +- clip_eps (the min's kinks: no gradient there to compare)."""
+    logp, old_logp, ref_logp, adv, mask, eps, beta, aggregation = case
+    ratio = torch.exp(logp.double() - old_logp.double())
+    near = ((ratio - (1 + eps)).abs() <= MARGIN) | ((ratio - (1 - eps)).abs() <= MARGIN)
+    return torch.where(near, old_logp, logp).detach(), old_logp, ref_logp, adv, mask, eps, beta, aggregation
 
 
 def _ask(ctx: Context, logp, old_logp, ref_logp, adv, mask, eps, beta, aggregation) -> Answer:
@@ -65,15 +57,14 @@ def _scale(logp, old_logp, ref_logp, adv, mask, beta) -> float:
 
 @check("grpo_loss.matches_reference", "grpo_policy_loss and d loss / d logp match the reference (every aggregation, "
        "ragged masks, both clip branches, float32/64)", functions=("grpo_policy_loss",))
-def matches_reference(ctx: Context) -> None:
-    def body(case):
-        args = inputs(case)
-        answer = _ask(ctx, *args)
-        loss, grad = _reference(ctx, *args)
-        answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference",
-                            scale=_scale(*args[:5], args[6]))
-        expect_grad(ctx, answer, 0, grad, "logp", "d loss / d logp differs from the reference")
-    for_all(ctx, CASES, body, chosen="grpo_policy_loss")
+@on_declared_domain("grpo_policy_loss")
+def matches_reference(ctx: Context, case: tuple) -> None:
+    args = away_from_kinks(case)
+    answer = _ask(ctx, *args)
+    loss, grad = _reference(ctx, *args)
+    answer.expect_close(ctx, answer.value, loss, "the loss differs from the reference",
+                        scale=_scale(*args[:5], args[6]))
+    expect_grad(ctx, answer, 0, grad, "logp", "d loss / d logp differs from the reference")
 
 
 @check("grpo_loss.clipped_zero_grad",
@@ -81,7 +72,7 @@ def matches_reference(ctx: Context) -> None:
        functions=("grpo_policy_loss",))
 def clipped_zero_grad(ctx: Context) -> None:
     def body(case):
-        logp, old_logp, ref_logp, adv, mask, eps, _, aggregation = inputs(case)
+        logp, old_logp, ref_logp, adv, mask, eps, _, aggregation = away_from_kinks(case)
         answer = _ask(ctx, logp, old_logp, ref_logp, adv, mask, eps, 0.0, aggregation)
         got = grad_of(answer, 0, "logp").double()
         ratio, a, keep = torch.exp(logp.double() - old_logp.double()), adv.double()[:, None], mask.bool()
@@ -94,14 +85,14 @@ def clipped_zero_grad(ctx: Context) -> None:
         if (got.abs() <= atol)[keep & ~clipped & (expected.double().abs() > 10 * atol)].any():
             raise answer.fail("d loss / d logp is 0 at a token where the ratio is not clipped (only the clipped term "
                               "of the min has no gradient)", got=str(got.tolist()))
-    for_all(ctx, CASES, body)
+    for_all(ctx, strategy("grpo_policy_loss"), body)
 
 
 @check("grpo_loss.aggregations_differ", "at ratio 1 without KL each aggregation weights the advantages as declared "
        "(token mean, mean of row means, sum / (B * T))", functions=("grpo_policy_loss",))
 def aggregations_differ(ctx: Context) -> None:
     def body(case):
-        logp, _, _, adv, mask, _, _, _ = inputs(case, away_from_kinks=False)
+        logp, _, _, adv, mask, _, _, _ = case
         m = mask.double()
         per_row = adv.double() * m.sum(1)
         expected = {"token_mean": -per_row.sum() / m.sum(), "seq_mean_token_mean": -adv.double().mean(),
@@ -112,14 +103,14 @@ def aggregations_differ(ctx: Context) -> None:
                                 f"with logp == old_logp == ref_logp, aggregation={aggregation!r} should give minus "
                                 "the advantages weighted as its docstring says (padding never counted)",
                                 scale=float(per_row.abs().sum()))
-    for_all(ctx, CASES, body)
+    for_all(ctx, strategy("grpo_policy_loss"), body)
 
 
 @check("grpo_loss.kl_at_ratio_one", "with A = 0 and ratio 1 the loss is beta * the k3 estimate of KL(policy || ref)",
        functions=("grpo_policy_loss",))
 def kl_at_ratio_one(ctx: Context) -> None:
     def body(case):
-        logp, _, ref_logp, adv, mask, _, beta, aggregation = inputs(case, away_from_kinks=False)
+        logp, _, ref_logp, adv, mask, _, beta, aggregation = case
         beta = beta or 0.1
         zeros = torch.zeros_like(adv)
         answer = _ask(ctx, logp, logp, ref_logp, zeros, mask, 0.2, beta, aggregation)
@@ -130,7 +121,7 @@ def kl_at_ratio_one(ctx: Context) -> None:
                             scale=_scale(logp, logp, ref_logp, zeros, mask, beta))
         expect_grad(ctx, answer, 0, grad, "logp", "d loss / d logp of the k3 term differs: beta * (1 - exp(ref_logp - "
                     "logp)) per token, then the aggregation's weight")
-    for_all(ctx, CASES, body)
+    for_all(ctx, strategy("grpo_policy_loss"), body)
 
 
 @check("grpo_loss.rejects_unknown", "an unknown aggregation raises ValueError", functions=("grpo_policy_loss",))
