@@ -140,3 +140,17 @@ def test_the_draws_put_tokens_at_levels_inside_the_domain(lab13):
         drawn.update(token_levels(args)["log_ratio"])
     draws()
     assert drawn >= set(next(f.levels for f in declared.factors_of(F)[0] if f.name == "log_ratio"))
+
+
+def test_without_a_contract_mask_every_position_is_a_unit(tmp_path, monkeypatch):
+    (tmp_path / "grading.yaml").write_text(LAB13.read_text().replace(
+        "    mask: mask\n    differentiable: [logp]\n    # the hidden differential check's inputs",
+        "    differentiable: [logp]\n    # the hidden differential check's inputs"))
+    cfg = config.load(tmp_path / "grading.yaml")
+    monkeypatch.setattr(config, "current", lambda: cfg)
+    tokens = units.declared_for(F)
+    assert tokens is not None and tokens.mask == ""
+    x = torch.zeros(2, 3)
+    arguments = dict(zip(NAMES, (x, x, x, torch.zeros(2), torch.tensor([[1.0, 0, 0], [1, 1, 0]]), 0.2, 0.1,
+                                 "token_mean")))
+    assert tokens.positions(arguments) == [(b, t) for b in range(2) for t in range(3)]

@@ -12,8 +12,9 @@ its declared range (`tensor DIMS in LO..HI`), with 0 and the bounds often; a mas
 1, a prefix-mask's rows each a length of 1s then 0s; with `units`, each unit at levels drawn for it, or left as drawn.
 
 Factors: `dtype`; per size letter L, `size L` is "1" or "2..4" (a declared `size` parameter: its range's thirds, or
-each value of a range of at most 3); per mask, "all 1" or "some 0" (a mask whose last
-size is 1 has only its first column, which is 1); per `float`/`int` range, its low, middle and high third (an int
+each value of a range of at most 3); per mask, "all 1" or "some 0", per prefix-mask its rows' layout (LAYOUTS: all
+full, padded to one length, ragged with a full row, ragged with none) (a mask whose last size is 1 has only its first
+column, which is 1; one row is not ragged); per `float`/`int` range, its low, middle and high third (an int
 range of at most 3 values: each value); per `bool`, False and True; per `choice`, each value (a number where the
 word reads as one); with `units` declared, its per-unit factors (checks/units.py: a pair's margin...) and the pairs
 of levels out of the domain's reach. A chosen example's masks are prefix masks (a valid `mask` too), its tensors
@@ -24,6 +25,7 @@ levels (the others at random levels a unit beside the row's settings can hold).
 from __future__ import annotations
 
 import functools
+import math
 import random
 from typing import Any
 
@@ -42,6 +44,8 @@ from autograder.lab.domain_spec import Parameter, dim_size, factors_of_dim
 VALUES = 4.0          # |tensor entries| the strategy draws (0 and the bounds often: strategies.bounded)
 SIZES = (1, 4)        # a size letter's values (as autograder/checks/domains.py draws them)
 THIRDS = ("low third", "middle third", "high third")
+# a prefix-mask's rows: all full; padded, all of one length; of several lengths, one of them full; none full
+LAYOUTS = ("all 1", "one length, padded", "ragged, a row full", "ragged, none full")
 
 
 def parameters(function: str) -> list[Parameter]:
@@ -140,10 +144,16 @@ def factors_of(function: str) -> tuple[tuple[Factor, ...], dict[Pair, str]]:
     impossible: dict[Pair, str] = {}
     for p in params:
         if p.kind == "mask" and p.dims[-1] != "1":
-            made.append(Factor(p.name, ("all 1", "some 0"), functools.partial(_parameter_level, p)))
+            levels = LAYOUTS if p.prefix else ("all 1", "some 0")
+            made.append(Factor(p.name, levels, functools.partial(_parameter_level, p)))
             if p.dims[-1].isidentifier() and size_parameter(params, p.dims[-1]) is None:
-                impossible[((f"size {p.dims[-1]}", "1"), (p.name, "some 0"))] = \
-                    f"a {p.name} of one column is that column, which is 1"
+                for level in levels[1:]:
+                    impossible[((f"size {p.dims[-1]}", "1"), (p.name, level))] = \
+                        f"a {p.name} of one column is that column, which is 1"
+            rows = p.dims[0] if p.prefix and len(p.dims) == 2 else ""
+            if rows.isidentifier() and size_parameter(params, rows) is None:
+                for level in LAYOUTS[2:]:
+                    impossible[((f"size {rows}", "1"), (p.name, level))] = f"one row of {p.name} is not ragged"
         elif p.kind in ("float", "int", "size", "bool", "choice"):
             levels = {"bool": ("False", "True"), "choice": p.choices}.get(p.kind) or _range_levels(p)
             made.append(Factor(p.name, levels, functools.partial(_parameter_level, p)))
@@ -162,6 +172,8 @@ def _size_factor(letter: str, params: list[Parameter]) -> Factor:
 def _parameter_level(p: Parameter, arguments: dict) -> str:
     """The level of parameter `p`'s value in a call (argument name -> value)."""
     value = arguments[p.name]
+    if p.kind == "mask" and p.prefix:
+        return _layout(value)
     if p.kind == "mask":
         return "all 1" if bool(value.all()) else "some 0"
     if p.kind == "bool":
@@ -169,6 +181,17 @@ def _parameter_level(p: Parameter, arguments: dict) -> str:
     if p.kind == "choice":
         return next((word for word in p.choices if p.value_of(word) == value), str(value))
     return _range_level(p, value)
+
+
+def _layout(mask: torch.Tensor) -> str:
+    """The LAYOUTS level of a prefix-mask (its rows: every index but the last)."""
+    lengths = mask.reshape(-1, mask.shape[-1] if mask.dim() else 1).sum(-1)
+    full = lengths == (mask.shape[-1] if mask.dim() else 1)
+    if bool(full.all()):
+        return LAYOUTS[0]
+    if bool((lengths == lengths[0]).all()):
+        return LAYOUTS[1]
+    return LAYOUTS[2] if bool(full.any()) else LAYOUTS[3]
 
 
 def _int_values(p: Parameter) -> list[int]:
@@ -252,12 +275,20 @@ def _example(function: str, params: list[Parameter], row: Row, index: int,
     sizes.update({p.dims[0]: int(_setting(p, levels, rng)) for p in params if p.kind == "size"})
     if declared_units is not None and levels.get(f"size {_first(declared_units)}") != "1":
         sizes[_first(declared_units)] = max(sizes[_first(declared_units)], len(row.units))
+    for p in params:  # room for the layout: two rows to be ragged, and a length below T - 1 beside T - 1
+        layout = levels.get(p.name, "") if p.kind == "mask" and p.prefix and len(p.dims) == 2 else ""
+        if layout.startswith("ragged") and p.dims[0] in sizes:
+            sizes[p.dims[0]] = max(sizes[p.dims[0]], 2)
+        if layout == LAYOUTS[3] and p.dims[1] in sizes:
+            sizes[p.dims[1]] = max(sizes[p.dims[1]], 3)
     args: list[Any] = []
     for p in params:
         if p.kind == "tensor" and p.ranged:
             args.append(uniform(p, _shape(p, sizes), g, dtype))
         elif p.kind == "tensor":
             args.append(torch.randn(_shape(p, sizes), generator=g, dtype=torch.float64).to(dtype))
+        elif p.kind == "mask" and p.prefix:
+            args.append(_chosen_layout(_shape(p, sizes), levels.get(p.name, LAYOUTS[0]), rng, dtype))
         elif p.kind == "mask":
             args.append(_chosen_mask(_shape(p, sizes), levels.get(p.name) == "some 0", rng, dtype))
         elif p.kind == "size":
@@ -286,6 +317,21 @@ def _chosen_mask(shape: tuple[int, ...], padded: bool, rng: random.Random, dtype
             row[rng.randint(1, shape[-1]):] = 0.0
         flat[rng.randrange(flat.shape[0]), -1] = 0.0
     return mask
+
+
+def _chosen_layout(shape: tuple[int, ...], layout: str, rng: random.Random, dtype: torch.dtype) -> torch.Tensor:
+    """A prefix-mask of the LAYOUTS level (its sizes leave room: _example)."""
+    T = shape[-1] if shape else 1
+    rows = math.prod(shape[:-1])
+    if layout == LAYOUTS[0] or T == 1:
+        lengths = [T] * rows
+    elif layout == LAYOUTS[1]:
+        lengths = [rng.randint(1, T - 1)] * rows
+    else:  # ragged: a full row (or one of T - 1) beside a shorter one, the others anything of the level
+        top = T if layout == LAYOUTS[2] else T - 1
+        lengths = [top, rng.randint(1, top - 1)] + [rng.randint(1, top) for _ in range(rows - 2)]
+        rng.shuffle(lengths)
+    return prefix_masks(lengths, shape, dtype)
 
 
 def _in_level(p: Parameter, level: str, rng: random.Random) -> float | int:
