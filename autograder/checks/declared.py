@@ -144,7 +144,7 @@ def factors_of(function: str) -> tuple[tuple[Factor, ...], dict[Pair, str]]:
     impossible: dict[Pair, str] = {}
     for p in params:
         if p.kind == "mask" and p.dims[-1] != "1":
-            levels = LAYOUTS if p.prefix else ("all 1", "some 0")
+            levels: tuple[str, ...] = LAYOUTS if p.prefix else ("all 1", "some 0")
             made.append(Factor(p.name, levels, functools.partial(_parameter_level, p)))
             if p.dims[-1].isidentifier() and size_parameter(params, p.dims[-1]) is None:
                 for level in levels[1:]:
