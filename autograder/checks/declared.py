@@ -234,8 +234,8 @@ def chosen(function: str) -> list[tuple]:
 
 def _feasible(function: str, declared_units: Units) -> Feasible:
     """Whether a unit with some levels can be made beside a row's per-call levels (tried with seeded draws of the
-    row's settings; memoised)."""
-    names = {p.name for p in declared_units.settings}
+    row's settings; memoised by the levels of the settings its factors read)."""
+    names = declared_units.settings_read()
 
     @functools.lru_cache(maxsize=None)
     def tried(levels: tuple, unit: tuple) -> bool:

@@ -32,7 +32,7 @@ from autograder.checks.domains import call_sizes
 from autograder.checks.factors import Factor, Pair
 from autograder.lab import config
 from autograder.lab.domain_spec import Parameter, row_shared, unit_width
-from autograder.lab.unit_spec import Level, UnitFactor, bounds, evaluate, parse_factor
+from autograder.lab.unit_spec import Level, UnitFactor, bounds, evaluate, names, parse_factor
 
 TRIES = 200      # draws of one unit before its levels are declared out of reach
 MARGIN = 0.05    # of a level's width (inside the reach): kept clear of its ends
@@ -84,6 +84,12 @@ class Units:
     def is_shared(self, p: Parameter) -> bool:
         """`p` holds one entry per row of units along `B T` (`tensor B`), which the row's units share."""
         return row_shared(p, self.along)
+
+    def settings_read(self) -> set[str]:
+        """The settings some factor reads, in its expression or its levels' bounds."""
+        read = {n for f in self.declared for node in (f.expression, *(level.node for level in f.levels))
+                for n in names(node)}
+        return {p.name for p in self.settings} & read
 
     def shared_factors(self) -> tuple[str, ...]:
         """The factors set by a row's shared entry: the row's units are at one level of each."""
