@@ -44,6 +44,9 @@ def token_levels(args: tuple) -> dict[str, list]:
                          "A: {expression: advantages * logp, set_by: advantages,"),
      r"units.factors.A: set_by: 'advantages' is one entry per row, shared by the row's units: a factor it sets "
      r"reads only such entries and the settings"),
+    (lambda s: s.replace("log_ratio: {expression: logp - old_logp,", "log_ratio: {expression: exp(logp - old_logp),"),
+     r"units.factors.log_ratio: set_by: 'old_logp' is inside log or exp: the engine solves for it where the value is "
+     r"linear in it"),
     (lambda s: s.replace('"log(1 - clip_eps) < log_ratio < 0"', '"sin(1 - clip_eps) < log_ratio < 0"'),
      r"only \|E\|, log\(E\), exp\(E\), mean\(P\) and std\(P\) are functions here"),
 ])

@@ -144,7 +144,7 @@ class UnitFactorSpec:
     expression: str = doc("arithmetic (+ - * /, |x|, log(x), exp(x), numbers) of the parameters of the unit's size "
                           "(each unit's entry) and the settings: the factor's value in one unit")
     set_by: str = doc("the parameter of the unit's size the engine sets to put a unit at a level (the expression "
-                      "is linear in it; not in an earlier factor's expression)")
+                      "is linear in it, never inside log or exp; not in an earlier factor's expression)")
     levels: tuple[str, ...] = doc("the levels, each a condition on the factor named as itself, |itself| or "
                                   "|itself - E| against arithmetic of the settings (`-15 <= z < -1e-3`, `z = 0`, "
                                   "`|h - 1 / (2 * beta)| <= 1e-3`); a unit is at the first its value meets")

@@ -64,6 +64,7 @@ def _log(x):
 
 
 def _exp(x):
+    """exp, +inf where a float overflows, of a number or a tensor."""
     if not isinstance(x, (int, float)):
         return x.exp()
     return math.exp(x) if x < 709 else math.inf
@@ -255,6 +256,11 @@ def parse_factor(name: str, expression: str, set_by: str, levels: tuple[str, ...
                          f"std({what}), and only a group is")
     if set_by not in names(node) or set_by not in unit_parameters:
         raise ValueError(f"set_by: {set_by!r} is not a parameter of the unit's size in its expression")
+    inside = {n for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+              and call.func.id in ("log", "exp") for n in names(call.args[0])}
+    if set_by in inside:
+        raise ValueError(f"set_by: {set_by!r} is inside log or exp: the engine solves for it where the value is "
+                         "linear in it (declare the factor on the log, its levels' bounds as log(...) of the settings)")
     if set_by in shared and not names(node) <= {*shared, *settings}:
         raise ValueError(f"set_by: {set_by!r} is one entry per row, shared by the row's units: a factor it sets reads "
                          "only such entries and the settings")
