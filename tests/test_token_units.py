@@ -157,3 +157,25 @@ def test_without_a_contract_mask_every_position_is_a_unit(tmp_path, monkeypatch)
     arguments = dict(zip(NAMES, (x, x, x, torch.zeros(2), torch.tensor([[1.0, 0, 0], [1, 1, 0]]), 0.2, 0.1,
                                  "token_mean")))
     assert tokens.positions(arguments) == [(b, t) for b in range(2) for t in range(3)]
+
+
+def test_a_fresh_twin_puts_its_tokens_at_levels_drawn_for_them(lab13):
+    """A public check's twin (lab_inputs.fresh_twin) of grpo_policy_loss's worked example: new values, the example's
+    shapes, mask and settings, and tokens at drawn levels, so that twins meet the clip range, not only ratios far
+    from 1. Without every parameter given (a setting left to its default) the twin's values are only drawn."""
+    from autograder.checks import lab_inputs
+    example = lab13.contract[F].examples[0]
+    args = tuple(torch.tensor(example[n], dtype=torch.float64) if isinstance(example[n], list) else example[n]
+                 for n in NAMES)
+    args = (args[0].requires_grad_(True), *args[1:])
+    seen: set = set()
+    for position in range(8):
+        fresh, kwargs = lab_inputs.fresh_twin(F, args, {}, True, position)
+        assert kwargs == {} and [a.shape for a in fresh[:5]] == [a.shape for a in args[:5]]
+        assert torch.equal(fresh[4], args[4]) and fresh[5:] == args[5:] and fresh[0].requires_grad
+        assert not torch.equal(fresh[1], args[1])
+        seen.update(token_levels(fresh)["log_ratio"])
+    assert {"log(1 - clip_eps) < log_ratio < 0", "0 < log_ratio < log(1 + clip_eps)"} & seen
+    assert len(seen) >= 5
+    fresh, _ = lab_inputs.fresh_twin(F, args[:5], {"beta": 0.1}, True, 0)
+    assert len(fresh) == 5 and not torch.equal(fresh[0], args[0])

@@ -3,7 +3,7 @@
     PART.known_values       F's worked examples (`examples`: each parameter's value and `expect`, the answer
                             computed by hand; optional `why`, the sentence a wrong answer shows). Public: students
                             see them, the self-check runs them, and a full grade also asks a fresh twin of each
-                            (tools.public: the lab's twin, by default autograder/checks/domains.py's); `expect_grad`
+                            (tools.public: checks/lab_inputs.fresh_twin, drawn from a declared domain); `expect_grad`
                             (optional): a scalar answer's gradient to named tensor parameters, computed by hand;
                             `dtype` (optional): float32 (default) or float64, the tensors' dtype
     PART.matches_reference  F against the reference on its declared `domain` (checks/differential.py: hidden)
