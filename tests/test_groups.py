@@ -15,22 +15,11 @@ from hypothesis import HealthCheck, given, settings
 
 from autograder.checks import declared, domains, units
 from autograder.checks import factors as fx
-from autograder.lab import config
 from autograder.lab.domain_spec import Parameter, dim_size
-from autograder.lab.paths import ROOT
 from autograder.lab.unit_spec import AGGREGATES, bounds, parse_factor
 
-LAB13 = ROOT / "labs" / "lab13" / "grading.yaml"
 F = "group_advantages"
 NAMES = ("rewards", "group_size", "normalize_std", "eps")
-
-
-@pytest.fixture
-def lab13(monkeypatch):
-    """This process's contract is Lab 13's (declared, domains and units read config.current())."""
-    cfg = config.load(LAB13)
-    monkeypatch.setattr(config, "current", lambda: cfg)
-    return cfg
 
 
 def whole_groups(args: tuple) -> None:

@@ -15,19 +15,9 @@ import torch
 from autograder.checks import declared, units
 from autograder.checks import factors as fx
 from autograder.lab import config
-from autograder.lab.paths import ROOT
 from autograder.lab.unit_spec import parse_factor
 
-LAB13 = ROOT / "labs" / "lab13" / "grading.yaml"
 PAIR = ("policy_chosen", "policy_rejected", "ref_chosen", "ref_rejected")
-
-
-@pytest.fixture
-def lab13(monkeypatch):
-    """This process's contract is Lab 13's (units.declared_for and declared read config.current())."""
-    cfg = config.load(LAB13)
-    monkeypatch.setattr(config, "current", lambda: cfg)
-    return cfg
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -61,9 +51,23 @@ def lab13(monkeypatch):
      r"contract.group_advantages.domain.group_size: .*give its range LO..HI, e.g. `size G 2..8`"),
     (lambda s: s.replace("along: N     # a unit: one group", "along: G     # a unit: one group"),
      r"'G': declare a domain with parameters `tensor G`"),
+    # tokens (grpo_policy_loss: tests/test_token_units.py)
+    (lambda s: s.replace("along: B T   # a unit", "along: B T K   # a unit"),
+     r"units.along: 'B T K': a size letter \(`P`: a unit is one index of it\) or two"),
+    (lambda s: s.replace("along: B T   # a unit", "along: T B   # a unit"),
+     r"units.along: 'T B': declare a domain with parameters `tensor T B`"),
+    (lambda s: s.replace("A: {expression: advantages, set_by: advantages,",
+                         "A: {expression: advantages * logp, set_by: advantages,"),
+     r"units.factors.A: set_by: 'advantages' is one entry per row, shared by the row's units: a factor it sets "
+     r"reads only such entries and the settings"),
+    (lambda s: s.replace("log_ratio: {expression: logp - old_logp,", "log_ratio: {expression: exp(logp - old_logp),"),
+     r"units.factors.log_ratio: set_by: 'old_logp' is inside log or exp: the engine solves for it where the value is "
+     r"linear in it"),
+    (lambda s: s.replace('"log(1 - clip_eps) < log_ratio < 0"', '"sin(1 - clip_eps) < log_ratio < 0"'),
+     r"only \|E\|, log\(E\), exp\(E\), mean\(P\) and std\(P\) are functions here"),
 ])
-def test_a_malformed_declaration_is_refused_with_file_and_line(tmp_path, edit, message):
-    text = LAB13.read_text()
+def test_a_malformed_declaration_is_refused_with_file_and_line(tmp_path, lab13_yaml, edit, message):
+    text = lab13_yaml.read_text()
     bad = tmp_path / "grading.yaml"
     bad.write_text(edit(text))
     assert bad.read_text() != text
@@ -164,12 +168,12 @@ def test_a_value_divided_by_zero_is_a_value_not_a_crash():
     assert ratio.unit_level({"policy_chosen": 0.0, "ref_chosen": 0.0}) is None
 
 
-def test_a_changed_declaration_builds_the_chosen_examples_anew(lab13, monkeypatch, tmp_path):
+def test_a_changed_declaration_builds_the_chosen_examples_anew(lab13, lab13_yaml, monkeypatch, tmp_path):
     """The shipped chosen examples are keyed by the function's declared domain and units: an edited declaration
     finds none shipped (examples.py), so the chosen examples of the old one are never run."""
     from autograder.checks import examples
     before = examples.chosen_key("dpo_loss")
-    (tmp_path / "grading.yaml").write_text(LAB13.read_text().replace("0 < |z| <= 1e-3,", "0 < |z| <= 1e-2,"))
+    (tmp_path / "grading.yaml").write_text(lab13_yaml.read_text().replace("0 < |z| <= 1e-3,", "0 < |z| <= 1e-2,"))
     edited = config.load(tmp_path / "grading.yaml")
     monkeypatch.setattr(config, "current", lambda: edited)
     assert examples.chosen_key("dpo_loss") != before and before.startswith("chosen dpo_loss ")
