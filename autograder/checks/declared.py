@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from autograder.checks.chosen import place_units
 from autograder.checks.covering import Feasible, Row, covering_rows
 from autograder.checks.domains import call_sizes, prefix_masks, uniform
-from autograder.checks.factors import Factor, Pair, dtype_factor
+from autograder.checks.factors import ROWS, Factor, Pair, dtype_factor, rows_class
 from autograder.checks.strategies import DTYPES, bounded, floats
 from autograder.checks.units import Units, declared_for
 from autograder.lab import config
@@ -46,6 +46,7 @@ SIZES = (1, 4)        # a size letter's values (as autograder/checks/domains.py 
 THIRDS = ("low third", "middle third", "high third")
 # a prefix-mask's rows: all full; padded, all of one length; of several lengths, one of them full; none full
 LAYOUTS = ("all 1", "one length, padded", "ragged, a row full", "ragged, none full")
+_LAYOUT_OF = dict(zip(ROWS, (LAYOUTS[0], LAYOUTS[1], LAYOUTS[0], LAYOUTS[1], LAYOUTS[2], LAYOUTS[3])))  # factors.ROWS
 
 
 def parameters(function: str) -> list[Parameter]:
@@ -184,14 +185,8 @@ def _parameter_level(p: Parameter, arguments: dict) -> str:
 
 
 def _layout(mask: torch.Tensor) -> str:
-    """The LAYOUTS level of a prefix-mask (its rows: every index but the last)."""
-    lengths = mask.reshape(-1, mask.shape[-1] if mask.dim() else 1).sum(-1)
-    full = lengths == (mask.shape[-1] if mask.dim() else 1)
-    if bool(full.all()):
-        return LAYOUTS[0]
-    if bool((lengths == lengths[0]).all()):
-        return LAYOUTS[1]
-    return LAYOUTS[2] if bool(full.any()) else LAYOUTS[3]
+    """The LAYOUTS level of a prefix-mask (its rows: every index but the last), from factors.rows_class's."""
+    return _LAYOUT_OF[rows_class(mask.reshape(-1, mask.shape[-1]))]
 
 
 def _int_values(p: Parameter) -> list[int]:
