@@ -15,7 +15,7 @@ sums of four entries are exact in float32, so a level such as `z = 0` holds in a
 entries (`tensor L*K`) are drawn anywhere in their range, not on the grid (a float32 mean of equal entries may then
 round, as real rewards do), and a group set_by is spread about its mean: entries m + t (x - m), t >= 0 solved for
 (the value must be linear in t, as its std is; t = 0: K equal entries, in any dtype). Units along `B T` are the
-generated tokens (where the mask is 1), row by row; a row's shared entry (`tensor B`: its advantage) is set by the
+generated tokens (where the mask is 1), row by row; a row's shared entry (a `tensor B`) is set by the
 first of its tokens put or left, and its later tokens keep it (a factor it sets is then at the row's level).
 """
 
