@@ -128,7 +128,9 @@ def test_each_distinct_draw_is_listed_once_in_order():
     strategy = examples.st.integers(0, 1000).map(lambda x: x % 3)  # different draws, equal examples
     seen: list = []
     examples.tools.for_all(ctx, strategy, seen.append)
-    assert len(seen) > 3 and examples.drawn(ctx, strategy) == list(dict.fromkeys(seen))
+    listed, choices = examples.drawn(ctx, strategy)
+    assert len(seen) > 3 and listed == list(dict.fromkeys(seen))
+    assert [len(c) for c in choices] == [seen.count(e) for e in listed]  # every draw's choices, by example
 
 
 def test_no_chosen_example_repeats_a_drawn_or_chosen_one():
@@ -230,6 +232,66 @@ def test_a_failure_on_a_chosen_example_is_reported(monkeypatch):
             raise CheckFailed("the chosen example fails")
     with pytest.raises(CheckFailed, match="the chosen example fails"):
         examples.for_all(ctx, examples.st.integers(0, 3), body, chosen="a function")
+
+
+def _choices_of(ctx, strategy, wanted) -> dict:
+    """The choice sequence hypothesis draws each of the `wanted` examples from (its first)."""
+    found: dict = {}
+
+    def keep(example):
+        if example in wanted:
+            found.setdefault(example, examples.tools.choices_drawn())
+    examples.tools.for_all(ctx, strategy, keep)
+    return found
+
+
+def test_a_failure_shrinks_from_the_smallest_failing_draw():
+    """Hypothesis's reuse phase runs the starts smallest first (shortlex) and shrinks the first that fails."""
+    ctx = local_context(load_reference(), load_reference())
+    strategy = examples.st.integers(0, 10_000)
+    listed, _ = examples.drawn(ctx, strategy)
+    failing = sorted((x for x in listed if x >= 100), reverse=True)[:3]
+    starts = _choices_of(ctx, strategy, failing)
+    seen: list = []
+
+    def body(example):
+        seen.append(example)
+        if example >= 100:
+            raise CheckFailed(f"fails on {example}")
+    with pytest.raises(CheckFailed) as shrunk:
+        examples.tools.shrink_from(ctx, strategy, body, [starts[x] for x in failing])
+    assert seen[0] == min(failing) and shrunk.value.message == "fails on 100"
+
+
+def test_a_shrink_from_starts_that_now_pass_finds_nothing():
+    """A body with state that now passes the starts it failed: no failure to raise (examples.for_all then raises
+    the shipped example's, unshrunk)."""
+    ctx = local_context(load_reference(), load_reference())
+    strategy = examples.st.integers(0, 10_000)
+    listed, choices = examples.drawn(ctx, strategy)
+    examples.tools.shrink_from(ctx, strategy, lambda example: None, [c for cs in choices for c in cs])
+
+
+def test_the_shipped_path_shrinks_from_the_failures_the_live_run_keeps(monkeypatch):
+    """On a shipped example's failure, the body runs on the later examples too, and tools.shrink_from gets the choice
+    sequences of every one it fails: what the live run's first pass keeps."""
+    ctx = local_context(load_reference(), load_reference())
+    strategy = examples.st.integers(0, 10_000)
+    key = examples.example_key(__name__, strategy, ctx.hypothesis["max_examples"])
+    listed, choices = examples.drawn(ctx, strategy)
+    monkeypatch.setitem(examples.DRAWN, key, listed)
+    monkeypatch.setitem(examples.CHOICES, key, choices)
+
+    def body(example):
+        if example % 3 == 0:
+            raise CheckFailed(f"fails on {example}")
+    calls: dict = {}
+    monkeypatch.setattr(examples.tools, "shrink_from", lambda c, s, b, starts: calls.setdefault("shipped", starts))
+    with pytest.raises(CheckFailed):
+        examples.for_all(ctx, strategy, body)
+    monkeypatch.setattr(examples.tools, "shrink_from", lambda c, s, b, starts: calls.setdefault("live", starts))
+    examples.tools.for_all(ctx, strategy, body)
+    assert calls["shipped"] and sorted(calls["shipped"]) == sorted(calls["live"])
 
 
 def test_a_body_never_sees_an_example_another_body_changed():

@@ -4,16 +4,17 @@ passing submission spends no time in hypothesis (drawing was ~3 s of CPU per gra
     for_all(ctx, CASES, body)              # what tools.for_all(ctx, CASES, body) finds, without drawing
     for_all(ctx, CASES, body, chosen="f")  # ... then the body on contract function f's chosen examples
 
-Why the finding is the same: hypothesis runs derandomised (tools.for_all), so while the body passes,
-the run draws a fixed list of examples, whatever the body does with them. `drawn` gets that list from
-tools.for_all itself, with a body that keeps a copy of each example (each distinct example once:
-hypothesis draws some twice). A grade runs the check's body on a fresh copy of each listed example, in
+Why the finding is the same: hypothesis runs from a fixed seed (tools.for_all), so the run draws a fixed
+list of examples, whatever the body does with them. `drawn` gets that list from tools.for_all itself, with
+a body that keeps a copy of each example (each distinct example once: hypothesis draws some twice) and the
+choice sequences it was drawn from. A grade runs the check's body on a fresh copy of each listed example, in
 order. When every one passes, the live run would have passed the same examples: the check passes. When
-one fails or raises anything, the grade runs tools.for_all as before: it draws the same examples up to
-that one, then shrinks it, so the failure shown is today's. Should the live run pass instead (a
-submission whose answers depend on state or randomness), the listed example's failure is raised,
-unshrunk: a failure is never lost. Chosen examples run after the draws pass; a failure there is shown
-as it is (they are small by construction, and hypothesis cannot shrink what it did not draw).
+one fails or raises anything, the body runs on the later ones too, and the choice sequences of those it
+fails go to tools.shrink_from, as the live run's first pass would send them: it shrinks the smallest, so
+the failure shown is the live run's. Should it find no failure (a submission whose answers depend on state
+or randomness), the listed example's failure is raised, unshrunk: a failure is never lost. Chosen examples
+run after the draws pass; a failure there is shown as it is (they are small by construction, and hypothesis
+cannot shrink what it did not draw).
 
 The chosen examples are checks/lab_inputs.py's: those derived from a function's declared domain (declared.py), then
 the lab's (registry.Lab.chosen_examples: its grading/checks/hidden/chosen.py, a pairwise covering array of a
@@ -53,6 +54,7 @@ CODE_FILES = {"engine/domain_spec.py": Path(domain_spec.__file__), "engine/unit_
 DATA_FILE = paths.GRADING / "checks" / "hidden" / "examples.json"
 DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int64, torch.bool)}
 DRAWN: dict[str, list] = {}   # key -> the examples drawn in this process (shipped ones excepted)
+CHOICES: dict[str, list[list[bytes]]] = {}  # key -> each listed example's choice sequences (shipped or drawn)
 SHIPPED: dict[str, list] | None = None  # key -> the shipped examples, once read (see _shipped)
 LIVE = False  # True: hypothesis draws in every check, the shipped examples unused (tests compare the two ways)
 SHRINK = True  # False: a shipped example's failure is raised as it is, no live run (validate's null submissions:
@@ -64,33 +66,53 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], Non
     the body on each chosen example of the contract function `chosen` (the lab's: inputs hypothesis would
     not draw; shipped too).
 
-    A failure is never lost: on a shipped example's failure the live run draws it again and shrinks it;
-    should the live run pass (a submission with state or randomness answers differently the second time),
-    the shipped example's failure stands, unshrunk. A chosen example's failure is reported as it is."""
+    A failure is never lost: on a shipped example's failure the body runs on the later ones too, and the
+    failing ones' shipped choice sequences go to tools.shrink_from, as the live run's would; should it find no
+    failure (a submission with state or randomness answers differently the second time), the shipped example's
+    failure stands, unshrunk. A chosen example's failure is reported as it is."""
     def listed() -> list:
         return examples(ctx, strategy, body.__module__)
     if LIVE:  # the draws are hypothesis's own: listing them would draw them all a second time
         tools.for_all(ctx, strategy, body)
     else:
-        failure = first_failure(listed(), body)
-        if isinstance(failure, SubmissionError) and failure.kind in FAILED_FOR_GOOD:
-            raise failure.again()  # what the live run would raise for every input: no input to shrink
-        if failure is not None:
+        found = first_failure(listed(), body)
+        if found is not None:
+            first, failure = found
+            if isinstance(failure, SubmissionError) and failure.kind in FAILED_FOR_GOOD:
+                raise failure.again()  # what the live run would raise for every input: no input to shrink
             if SHRINK:
-                tools.for_all(ctx, strategy, body)
+                _shrink(ctx, strategy, body, first)
             raise failure
     for example in chosen_examples(chosen, listed) if chosen else ():
         body(copy.deepcopy(example))
 
 
-def first_failure(listed: list, body: Callable[[Any], None]) -> Exception | None:
-    """What the body raises on the first example it fails (each on a fresh copy), or None."""
-    for example in listed:
+def first_failure(listed: list, body: Callable[[Any], None], start: int = 0) -> tuple[int, Exception] | None:
+    """The index of the first example from `start` the body fails (each run on a fresh copy), and what it
+    raised; None when it passes them all."""
+    for index in range(start, len(listed)):
         try:
-            body(copy.deepcopy(example))
+            body(copy.deepcopy(listed[index]))
         except Exception as exc:  # noqa: BLE001 - a failure (or anything else) is found again by the live run
-            return exc
+            return index, exc
     return None
+
+
+def _shrink(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], first: int) -> None:
+    """Shrink as the live run does (tools.for_all), from what it would find: the choice sequences of every
+    listed example the body fails, the example `first` and the later ones. Without them (a list not drawn
+    here nor shipped with them), the live run itself, which draws the examples again."""
+    key = example_key(body.__module__, strategy, ctx.hypothesis["max_examples"])
+    listed, choices = examples(ctx, strategy, body.__module__), CHOICES.get(key)
+    if choices is None or len(choices) != len(listed):
+        tools.for_all(ctx, strategy, body)
+        return
+    failing = []
+    found: tuple | None = (first, None)
+    while found is not None:
+        failing += choices[found[0]]
+        found = first_failure(listed, body, found[0] + 1)
+    tools.shrink_from(ctx, strategy, body, failing)
 
 
 def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
@@ -100,7 +122,7 @@ def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
     if shipped is not None:
         return shipped
     if key not in DRAWN:
-        DRAWN[key] = drawn(ctx, strategy)
+        DRAWN[key], CHOICES[key] = drawn(ctx, strategy)
     return DRAWN[key]
 
 
@@ -133,15 +155,16 @@ def chosen_key(function: str) -> str:
     return f"chosen {function}" + (f" {spec.domain!r} {spec.units!r}" if spec is not None and spec.domain else "")
 
 
-def drawn(ctx: Context, strategy: st.SearchStrategy) -> list:
-    """Draw the examples with tools.for_all itself (same settings, same derandomised seed), each once: a
-    repeated example (hypothesis draws some twice) would only repeat a pure function's answer."""
+def drawn(ctx: Context, strategy: st.SearchStrategy) -> tuple[list, list[list[bytes]]]:
+    """Draw the examples with tools.for_all itself (same settings, same derandomised seed), each once (a
+    repeated example, which hypothesis draws from other choices, would only repeat a pure function's answer),
+    and the choice sequences each was drawn from (tools.choices_drawn: where tools.shrink_from starts)."""
     seen: list = []
-    tools.for_all(ctx, strategy, lambda example: seen.append(copy.deepcopy(example)))
-    distinct: dict[str, Any] = {}
-    for example in seen:
-        distinct.setdefault(json.dumps(encode(example)), example)
-    return list(distinct.values())
+    tools.for_all(ctx, strategy, lambda example: seen.append((copy.deepcopy(example), tools.choices_drawn())))
+    distinct: dict[str, tuple[Any, list[bytes]]] = {}
+    for example, choices in seen:
+        distinct.setdefault(json.dumps(encode(example)), (example, []))[1].append(choices)
+    return [e for e, _ in distinct.values()], [c for _, c in distinct.values()]
 
 
 def example_key(module: str, strategy: st.SearchStrategy, max_examples: int) -> str:
@@ -170,18 +193,27 @@ def _shipped() -> dict[str, list]:
     global SHIPPED
     if SHIPPED is None:
         SHIPPED = read(DATA_FILE)
+        CHOICES.update(read_choices(DATA_FILE))
     return SHIPPED
 
 
 def read(path: Path) -> dict[str, list]:
     """key -> examples of a current file ({} when it is absent, unreadable or stale)."""
+    return {key: [decode(e) for e in listed] for key, listed in _current(path).get("examples", {}).items()}
+
+
+def read_choices(path: Path) -> dict[str, list[list[bytes]]]:
+    """key -> the choice sequences of each of its examples, in a current file ({} when there is none)."""
+    return {key: [[base64.b64decode(c) for c in example] for example in listed]
+            for key, listed in _current(path).get("choices", {}).items()}
+
+
+def _current(path: Path) -> dict:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("fingerprint") != fingerprint():
-        return {}
-    return {key: [decode(e) for e in listed] for key, listed in data["examples"].items()}
+    return data if isinstance(data, dict) and data.get("fingerprint") == fingerprint() else {}
 
 
 def recorded_numerics(path: Path = DATA_FILE) -> str:
@@ -232,6 +264,7 @@ def write(path: Path = DATA_FILE) -> dict:
     global SHIPPED
     reference = load_reference()
     DRAWN.clear()
+    CHOICES.clear()
     SHIPPED = {}  # nothing shipped: every list the checks use is drawn into DRAWN
     try:
         for check in checks.load_all().values():
@@ -240,7 +273,8 @@ def write(path: Path = DATA_FILE) -> dict:
     finally:
         SHIPPED = None
     data = {"fingerprint": fingerprint(), "numerics": numerics(),  # the draws may round through torch's ops
-            "examples": {k: [encode(e) for e in v] for k, v in sorted(DRAWN.items())}}
+            "examples": {k: [encode(e) for e in v] for k, v in sorted(DRAWN.items())},
+            "choices": {k: [[base64.b64encode(c).decode() for c in e] for e in v] for k, v in sorted(CHOICES.items())}}
     path.parent.mkdir(parents=True, exist_ok=True)  # a lab of declared checks only has no checks/ folder
     path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     return data
