@@ -173,6 +173,9 @@ def summarise(log: Path) -> dict[str, dict[str, float]]:
 
 def main() -> int:
     global _LOG
+    if len(sys.argv) < 3 or sys.argv[1].startswith("-"):  # `phases.py --help` must not write a log named --help
+        print(__doc__.split("\n\n")[0], file=sys.stderr)
+        return 2
     _LOG = sys.argv[1]
     started_cpu = time.process_time()  # the interpreter's start before this line is in neither number
     wall = time.perf_counter()
