@@ -192,20 +192,20 @@ def is_current(path: Path = DATA_FILE) -> bool:
 def _shipped() -> dict[str, list]:
     global SHIPPED
     if SHIPPED is None:
-        SHIPPED = read(DATA_FILE)
-        CHOICES.update(read_choices(DATA_FILE))
+        data = _current(DATA_FILE)  # read and fingerprinted once (the fingerprint costs ~0.1 s of CPU)
+        SHIPPED = _examples_in(data)
+        CHOICES.update({key: [[base64.b64decode(c) for c in example] for example in listed]
+                        for key, listed in data.get("choices", {}).items()})
     return SHIPPED
 
 
 def read(path: Path) -> dict[str, list]:
     """key -> examples of a current file ({} when it is absent, unreadable or stale)."""
-    return {key: [decode(e) for e in listed] for key, listed in _current(path).get("examples", {}).items()}
+    return _examples_in(_current(path))
 
 
-def read_choices(path: Path) -> dict[str, list[list[bytes]]]:
-    """key -> the choice sequences of each of its examples, in a current file ({} when there is none)."""
-    return {key: [[base64.b64decode(c) for c in example] for example in listed]
-            for key, listed in _current(path).get("choices", {}).items()}
+def _examples_in(data: dict) -> dict[str, list]:
+    return {key: [decode(e) for e in listed] for key, listed in data.get("examples", {}).items()}
 
 
 def _current(path: Path) -> dict:
