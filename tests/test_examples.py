@@ -286,12 +286,35 @@ def test_the_shipped_path_shrinks_from_the_failures_the_live_run_keeps(monkeypat
         if example % 3 == 0:
             raise CheckFailed(f"fails on {example}")
     calls: dict = {}
-    monkeypatch.setattr(examples.tools, "shrink_from", lambda c, s, b, starts: calls.setdefault("shipped", starts))
+
+    def keep(name):
+        return lambda ctx, strategy, body, starts, budget: calls.setdefault(name, starts)
+    monkeypatch.setattr(examples.tools, "shrink_from", keep("shipped"))
     with pytest.raises(CheckFailed):
         examples.for_all(ctx, strategy, body)
-    monkeypatch.setattr(examples.tools, "shrink_from", lambda c, s, b, starts: calls.setdefault("live", starts))
+    monkeypatch.setattr(examples.tools, "shrink_from", keep("live"))
     examples.tools.for_all(ctx, strategy, body)
     assert calls["shipped"] and sorted(calls["shipped"]) == sorted(calls["live"])
+
+
+def test_the_search_for_the_smallest_failing_draw_spends_from_the_shrink_budget(monkeypatch):
+    """A body that fails every draw, slowly: after the first failure, the later draws it runs and the shrinking
+    together stop at grading.yaml's shrink_examples (3 here), on the shipped path as in the live run."""
+    hypothesis = {**dict(config.load().hypothesis), "shrink_examples": 3}
+    ctx = local_context(load_reference(), load_reference(), hypothesis)
+    strategy = examples.st.integers(0, 10_000)
+    key = examples.example_key(__name__, strategy, ctx.hypothesis["max_examples"])
+    listed, choices = examples.drawn(ctx, strategy)
+    monkeypatch.setitem(examples.DRAWN, key, listed)
+    monkeypatch.setitem(examples.CHOICES, key, choices)
+    def body(example):
+        calls.append(example)
+        raise CheckFailed(f"fails on {example}")
+    for run in (examples.for_all, examples.tools.for_all):
+        calls: list = []
+        with pytest.raises(CheckFailed):
+            run(ctx, strategy, body)
+        assert len(calls) <= 1 + 3 < len(listed), run
 
 
 def test_a_body_never_sees_an_example_another_body_changed():

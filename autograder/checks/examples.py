@@ -4,17 +4,17 @@ passing submission spends no time in hypothesis (drawing was ~3 s of CPU per gra
     for_all(ctx, CASES, body)              # what tools.for_all(ctx, CASES, body) finds, without drawing
     for_all(ctx, CASES, body, chosen="f")  # ... then the body on contract function f's chosen examples
 
-Why the finding is the same: hypothesis runs from a fixed seed (tools.for_all), so the run draws a fixed
-list of examples, whatever the body does with them. `drawn` gets that list from tools.for_all itself, with
-a body that keeps a copy of each example (each distinct example once: hypothesis draws some twice) and the
-choice sequences it was drawn from. A grade runs the check's body on a fresh copy of each listed example, in
-order. When every one passes, the live run would have passed the same examples: the check passes. When
-one fails or raises anything, the body runs on the later ones too, and the choice sequences of those it
-fails go to tools.shrink_from, as the live run's first pass would send them: it shrinks the smallest, so
-the failure shown is the live run's. Should it find no failure (a submission whose answers depend on state
-or randomness), the listed example's failure is raised, unshrunk: a failure is never lost. Chosen examples
-run after the draws pass; a failure there is shown as it is (they are small by construction, and hypothesis
-cannot shrink what it did not draw).
+Why the finding is the same: hypothesis runs from a fixed seed (tools.for_all), so the run draws a fixed list of
+examples, whatever the body does with them. `drawn` gets that list from tools.for_all itself, with a body that
+keeps a copy of each example (each distinct example once: hypothesis draws some twice) and the choice sequences
+it was drawn from. A grade runs the check's body on a fresh copy of each listed example, in order. When every
+one passes, the live run would have passed the same examples: the check passes. When one fails or raises
+anything, the body runs on the later ones too (within the shrink budget), and the choice sequences of those it
+fails go to tools.shrink_from, as the live run's first pass would send them: it shrinks the smallest, so the
+failure shown is the live run's. Should it find no failure (a submission whose answers depend on state or
+randomness), the listed example's failure is raised, unshrunk: a failure is never lost. Chosen examples run
+after the draws pass; a failure there is shown as it is (they are small by construction, and hypothesis cannot
+shrink what it did not draw).
 
 The chosen examples are checks/lab_inputs.py's: those derived from a function's declared domain (declared.py), then
 the lab's (registry.Lab.chosen_examples: its grading/checks/hidden/chosen.py, a pairwise covering array of a
@@ -81,38 +81,46 @@ def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], Non
             if isinstance(failure, SubmissionError) and failure.kind in FAILED_FOR_GOOD:
                 raise failure.again()  # what the live run would raise for every input: no input to shrink
             if SHRINK:
-                _shrink(ctx, strategy, body, first)
+                _shrink(ctx, strategy, body, first, failure)
             raise failure
     for example in chosen_examples(chosen, listed) if chosen else ():
         body(copy.deepcopy(example))
 
 
-def first_failure(listed: list, body: Callable[[Any], None], start: int = 0) -> tuple[int, Exception] | None:
-    """The index of the first example from `start` the body fails (each run on a fresh copy), and what it
-    raised; None when it passes them all."""
-    for index in range(start, len(listed)):
+def first_failure(listed: list, body: Callable[[Any], None]) -> tuple[int, Exception] | None:
+    """The index of the first example the body fails (each run on a fresh copy), and what it raised; None when it
+    passes them all."""
+    for index, example in enumerate(listed):
         try:
-            body(copy.deepcopy(listed[index]))
+            body(copy.deepcopy(example))
         except Exception as exc:  # noqa: BLE001 - a failure (or anything else) is found again by the live run
             return index, exc
     return None
 
 
-def _shrink(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], first: int) -> None:
+def _shrink(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], first: int,
+            failure: Exception) -> None:
     """Shrink as the live run does (tools.for_all), from what it would find: the choice sequences of every
-    listed example the body fails, the example `first` and the later ones. Without them (a list not drawn
-    here nor shipped with them), the live run itself, which draws the examples again."""
+    listed example the body fails, the example `first` (which raised `failure`) and the later ones, run within
+    the shrink budget. Without them (a list not drawn here nor shipped with them), the live run itself, which
+    draws the examples again."""
     key = example_key(body.__module__, strategy, ctx.hypothesis["max_examples"])
     listed, choices = examples(ctx, strategy, body.__module__), CHOICES.get(key)
     if choices is None or len(choices) != len(listed):
         tools.for_all(ctx, strategy, body)
         return
-    failing = []
-    found: tuple | None = (first, None)
-    while found is not None:
-        failing += choices[found[0]]
-        found = first_failure(listed, body, found[0] + 1)
-    tools.shrink_from(ctx, strategy, body, failing)
+    shrink = tools.ShrinkBudget.of(ctx)
+    shrink.failed(failure)
+    failing = list(choices[first])
+    for index in range(first + 1, len(listed)):
+        if shrink.spent():
+            break
+        try:
+            body(copy.deepcopy(listed[index]))
+        except Exception as exc:  # noqa: BLE001 - tools.shrink_from raises it again, shrunk
+            shrink.failed(exc)
+            failing += choices[index]
+    tools.shrink_from(ctx, strategy, body, failing, shrink)
 
 
 def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:

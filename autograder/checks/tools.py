@@ -359,16 +359,22 @@ def _masked(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 class ShrinkBudget:
     """What shrinking one check's failure may cost: `examples` more examples or `seconds` more CPU (the judge's
-    and the child's, `cpu()`) after the first failure. Past it the failure found last, real and as small as it
-    got, is what every later example raises: hypothesis stops calling the submission and ends at once."""
+    and the child's, `cpu()`) after the first failure, the draws run after it to find the smallest failing one
+    included. Past it the failure found last, real and as small as it got, is what every later example raises:
+    hypothesis stops calling the submission and ends at once."""
 
     def __init__(self, examples: int, seconds: float, cpu: Callable[[], float]):
         self.examples, self.seconds, self.cpu = examples, seconds, cpu
-        self.failure: CheckFailed | None = None
+        self.failure: Exception | None = None
         self._since = 0
         self._cpu_at = 0.0
 
-    def failed(self, failure: CheckFailed) -> None:
+    @classmethod
+    def of(cls, ctx: Context) -> "ShrinkBudget":
+        """grading.yaml's hypothesis.shrink_examples and shrink_seconds, on the check's CPU clock."""
+        return cls(ctx.hypothesis["shrink_examples"], ctx.hypothesis["shrink_seconds"], ctx.cpu)
+
+    def failed(self, failure: Exception) -> None:
         if self.failure is None:
             self._cpu_at = self.cpu()
         self.failure = failure
@@ -386,38 +392,44 @@ DRAW_SEED = 0xc1714822e6df9c261cf5bcc509696ee70e169c1f1389a171e575681fec2c34670b
 
 
 def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
-    """Run `body(example)` on hypothesis-generated examples, derandomised; the shrunk failure propagates.
+    """Run `body(example)` on hypothesis's examples, drawn from a fixed seed; the shrunk failure propagates.
 
-    The body runs on every example (max_examples of them); the choice sequences of those it fails go to
-    shrink_from, which shrinks the smallest of them. A body that passes them all costs one hypothesis run."""
-    failing: list[bytes] = []
+    The body runs on every example (max_examples of them; after a failure, within the ShrinkBudget); the choice
+    sequences of those it fails go to shrink_from, which shrinks the smallest of them. A body that passes them all
+    costs one hypothesis run."""
+    shrink, failing = ShrinkBudget.of(ctx), []
 
     def every_example(example):
+        if shrink.spent():
+            return
         try:
             body(example)
-        except Exception:  # noqa: BLE001 - shrink_from raises it again, shrunk
+        except Exception as exc:  # noqa: BLE001 - shrink_from raises it again, shrunk
+            shrink.failed(exc)
             failing.append(choices_drawn())
 
     _run(ctx, strategy, every_example, [Phase.explicit, Phase.generate])
     if failing:
-        shrink_from(ctx, strategy, body, failing)
+        shrink_from(ctx, strategy, body, failing, shrink)
 
 
-def shrink_from(ctx: Context, strategy: st.SearchStrategy, body: Callable, starts: Sequence[bytes]) -> None:
+def shrink_from(ctx: Context, strategy: st.SearchStrategy, body: Callable, starts: Sequence[bytes],
+                shrink: ShrinkBudget | None = None) -> None:
     """Shrink a failure of `body`, starting from the smallest of `starts` it fails (the choice sequences of
     examples drawn from `strategy`, `choices_drawn()`; smallest in hypothesis's own order, shortlex), and raise
     it; return when it fails none of them (a body with state or randomness). Starting from the smallest failing
     draw rather than the first one drawn reaches the same kind of minimum in a fraction of the steps.
-    Shrinking stops at grading.yaml's hypothesis.shrink_examples / shrink_seconds (ShrinkBudget)."""
-    shrink = ShrinkBudget(ctx.hypothesis["shrink_examples"], ctx.hypothesis["shrink_seconds"], ctx.cpu)
+    Shrinking stops at grading.yaml's hypothesis.shrink_examples / shrink_seconds: `shrink`, the budget the
+    search for the starts has spent from, else a budget of its own."""
+    budget = shrink or ShrinkBudget.of(ctx)
 
     def shrunk(example):
-        failure = shrink.failure if shrink.spent() else None
+        failure = budget.failure if budget.spent() else None
         if failure is None:
             try:
                 body(example)
             except CheckFailed as exc:
-                shrink.failed(exc)
+                budget.failed(exc)
                 failure = exc
         if failure is not None:
             raise failure.with_traceback(None)  # one place for every failure: hypothesis sees one bug
