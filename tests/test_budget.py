@@ -90,8 +90,7 @@ def test_shrinking_stops_at_its_budget():
 
 def test_for_all_stops_calling_the_body_once_shrinking_is_spent():
     """A failure on every input would shrink for long; past shrink_examples the body is not called again, and
-    the failure reported is a real one (the last the body raised). The draws run after the first failure, to find
-    the smallest failing one, spend from the same budget."""
+    the failure reported is a real one (the last the body raised)."""
     from hypothesis import strategies as st
 
     from autograder.checks import Context

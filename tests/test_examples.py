@@ -234,24 +234,13 @@ def test_a_failure_on_a_chosen_example_is_reported(monkeypatch):
         examples.for_all(ctx, examples.st.integers(0, 3), body, chosen="a function")
 
 
-def _choices_of(ctx, strategy, wanted) -> dict:
-    """The choice sequence hypothesis draws each of the `wanted` examples from (its first)."""
-    found: dict = {}
-
-    def keep(example):
-        if example in wanted:
-            found.setdefault(example, examples.tools.choices_drawn())
-    examples.tools.for_all(ctx, strategy, keep)
-    return found
-
-
 def test_a_failure_shrinks_from_the_smallest_failing_draw():
-    """Hypothesis's reuse phase runs the starts smallest first (shortlex) and shrinks the first that fails."""
+    """tools.for_all runs the draws smallest first (shortlex of their choice sequences) and shrinks the first that
+    fails, from its choice sequence."""
     ctx = local_context(load_reference(), load_reference())
     strategy = examples.st.integers(0, 10_000)
-    listed, _ = examples.drawn(ctx, strategy)
-    failing = sorted((x for x in listed if x >= 100), reverse=True)[:3]
-    starts = _choices_of(ctx, strategy, failing)
+    drawn = examples.tools.draws(ctx, strategy)
+    smallest_failing = min((d for d in drawn if d[0] >= 100), key=lambda d: examples.tools.shortlex(d[1]))[0]
     seen: list = []
 
     def body(example):
@@ -259,62 +248,45 @@ def test_a_failure_shrinks_from_the_smallest_failing_draw():
         if example >= 100:
             raise CheckFailed(f"fails on {example}")
     with pytest.raises(CheckFailed) as shrunk:
-        examples.tools.shrink_from(ctx, strategy, body, [starts[x] for x in failing])
-    assert seen[0] == min(failing) and shrunk.value.message == "fails on 100"
+        examples.tools.for_all(ctx, strategy, body)
+    assert next(x for x in seen if x >= 100) == smallest_failing and shrunk.value.message == "fails on 100"
 
 
-def test_a_shrink_from_starts_that_now_pass_finds_nothing():
-    """A body with state that now passes the starts it failed: no failure to raise (examples.for_all then raises
-    the shipped example's, unshrunk)."""
+def test_a_shrink_from_an_example_that_now_passes_finds_nothing():
+    """A body with state that now passes the example it failed: no failure to raise (the caller raises the one it
+    saw, unshrunk)."""
     ctx = local_context(load_reference(), load_reference())
     strategy = examples.st.integers(0, 10_000)
-    listed, choices = examples.drawn(ctx, strategy)
-    examples.tools.shrink_from(ctx, strategy, lambda example: None, [c for cs in choices for c in cs])
+    _, start = examples.tools.draws(ctx, strategy)[-1]
+    examples.tools.shrink_from(ctx, strategy, lambda example: None, start)
 
 
-def test_the_shipped_path_shrinks_from_the_failures_the_live_run_keeps(monkeypatch):
-    """On a shipped example's failure, the body runs on the later examples too, and tools.shrink_from gets the choice
-    sequences of every one it fails: what the live run's first pass keeps."""
+def test_the_shipped_path_shrinks_from_the_draw_the_live_run_shrinks_from(monkeypatch):
+    """The shipped examples run in the live run's order, and the first failure shrinks from the same choice
+    sequence."""
     ctx = local_context(load_reference(), load_reference())
     strategy = examples.st.integers(0, 10_000)
     key = examples.example_key(__name__, strategy, ctx.hypothesis["max_examples"])
     listed, choices = examples.drawn(ctx, strategy)
     monkeypatch.setitem(examples.DRAWN, key, listed)
     monkeypatch.setitem(examples.CHOICES, key, choices)
+    seen: dict = {"shipped": [], "live": []}
+    path = ["shipped"]
 
     def body(example):
+        seen[path[0]].append(example)
         if example % 3 == 0:
             raise CheckFailed(f"fails on {example}")
-    calls: dict = {}
-
-    def keep(name):
-        return lambda ctx, strategy, body, starts, budget: calls.setdefault(name, starts)
-    monkeypatch.setattr(examples.tools, "shrink_from", keep("shipped"))
+    starts: dict = {}
+    monkeypatch.setattr(examples.tools, "shrink_from",
+                        lambda ctx, strategy, body, start: starts.setdefault(path[0], start))
     with pytest.raises(CheckFailed):
         examples.for_all(ctx, strategy, body)
-    monkeypatch.setattr(examples.tools, "shrink_from", keep("live"))
-    examples.tools.for_all(ctx, strategy, body)
-    assert calls["shipped"] and sorted(calls["shipped"]) == sorted(calls["live"])
-
-
-def test_the_search_for_the_smallest_failing_draw_spends_from_the_shrink_budget(monkeypatch):
-    """A body that fails every draw, slowly: after the first failure, the later draws it runs and the shrinking
-    together stop at grading.yaml's shrink_examples (3 here), on the shipped path as in the live run."""
-    hypothesis = {**dict(config.load().hypothesis), "shrink_examples": 3}
-    ctx = local_context(load_reference(), load_reference(), hypothesis)
-    strategy = examples.st.integers(0, 10_000)
-    key = examples.example_key(__name__, strategy, ctx.hypothesis["max_examples"])
-    listed, choices = examples.drawn(ctx, strategy)
-    monkeypatch.setitem(examples.DRAWN, key, listed)
-    monkeypatch.setitem(examples.CHOICES, key, choices)
-    def body(example):
-        calls.append(example)
-        raise CheckFailed(f"fails on {example}")
-    for run in (examples.for_all, examples.tools.for_all):
-        calls: list = []
-        with pytest.raises(CheckFailed):
-            run(ctx, strategy, body)
-        assert len(calls) <= 1 + 3 < len(listed), run
+    path[0] = "live"
+    with pytest.raises(CheckFailed):
+        examples.tools.for_all(ctx, strategy, body)
+    assert starts["shipped"] == starts["live"]
+    assert list(dict.fromkeys(seen["live"])) == seen["shipped"]  # the same examples, in the same order
 
 
 def test_a_body_never_sees_an_example_another_body_changed():

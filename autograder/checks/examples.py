@@ -4,17 +4,15 @@ passing submission spends no time in hypothesis (drawing was ~3 s of CPU per gra
     for_all(ctx, CASES, body)              # what tools.for_all(ctx, CASES, body) finds, without drawing
     for_all(ctx, CASES, body, chosen="f")  # ... then the body on contract function f's chosen examples
 
-Why the finding is the same: hypothesis runs from a fixed seed (tools.for_all), so the run draws a fixed list of
-examples, whatever the body does with them. `drawn` gets that list from tools.for_all itself, with a body that
-keeps a copy of each example (each distinct example once: hypothesis draws some twice) and the choice sequences
-it was drawn from. A grade runs the check's body on a fresh copy of each listed example, in order. When every
-one passes, the live run would have passed the same examples: the check passes. When one fails or raises
-anything, the body runs on the later ones too (within the shrink budget), and the choice sequences of those it
-fails go to tools.shrink_from, as the live run's first pass would send them: it shrinks the smallest, so the
-failure shown is the live run's. Should it find no failure (a submission whose answers depend on state or
-randomness), the listed example's failure is raised, unshrunk: a failure is never lost. Chosen examples run
-after the draws pass; a failure there is shown as it is (they are small by construction, and hypothesis cannot
-shrink what it did not draw).
+Why the finding is the same: hypothesis runs from a fixed seed (tools.for_all), so its draws are a fixed list of
+examples. `drawn` gets that list from tools.draws, each distinct example once (hypothesis draws some twice),
+with the choice sequences it was drawn from. tools.for_all runs the body on the draws smallest first
+(hypothesis's own order of choice sequences, shortlex) and shrinks the first it fails from its choice sequence;
+a grade runs the body on a fresh copy of each listed example in the same order and shrinks the first failure
+from its shipped choice sequence: the same finding, without drawing. Should the body pass that example when
+shrinking starts (a submission whose answers depend on state or randomness), the listed example's failure is
+raised, unshrunk: a failure is never lost. Chosen examples run after the draws pass; a failure there is shown as
+it is (they are small by construction, and hypothesis cannot shrink what it did not draw).
 
 The chosen examples are checks/lab_inputs.py's: those derived from a function's declared domain (declared.py), then
 the lab's (registry.Lab.chosen_examples: its grading/checks/hidden/chosen.py, a pairwise covering array of a
@@ -62,29 +60,43 @@ SHRINK = True  # False: a shipped example's failure is raised as it is, no live 
 
 
 def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], chosen: str = "") -> None:
-    """tools.for_all(ctx, strategy, body) without drawing while the body passes every shipped example, then
-    the body on each chosen example of the contract function `chosen` (the lab's: inputs hypothesis would
-    not draw; shipped too).
+    """tools.for_all(ctx, strategy, body) without drawing: the body on the shipped examples, in the same order
+    (smallest first), then on each chosen example of the contract function `chosen` (the lab's: inputs hypothesis
+    would not draw; shipped too).
 
-    A failure is never lost: on a shipped example's failure the body runs on the later ones too, and the
-    failing ones' shipped choice sequences go to tools.shrink_from, as the live run's would; should it find no
-    failure (a submission with state or randomness answers differently the second time), the shipped example's
-    failure stands, unshrunk. A chosen example's failure is reported as it is."""
+    A failure is never lost: the first shipped example the body fails is shrunk from its shipped choice sequence
+    (tools.shrink_from), as the live run shrinks it; should the body pass it then (a submission with state or
+    randomness answers differently the second time), the failure stands, unshrunk. A chosen example's failure is
+    reported as it is."""
     def listed() -> list:
         return examples(ctx, strategy, body.__module__)
     if LIVE:  # the draws are hypothesis's own: listing them would draw them all a second time
         tools.for_all(ctx, strategy, body)
     else:
-        found = first_failure(listed(), body)
+        ordered, starts = _smallest_first(listed(), CHOICES.get(example_key(body.__module__, strategy,
+                                                                            ctx.hypothesis["max_examples"])))
+        found = first_failure(ordered, body)
         if found is not None:
-            first, failure = found
+            index, failure = found
             if isinstance(failure, SubmissionError) and failure.kind in FAILED_FOR_GOOD:
                 raise failure.again()  # what the live run would raise for every input: no input to shrink
-            if SHRINK:
-                _shrink(ctx, strategy, body, first, failure)
+            if SHRINK and starts:
+                tools.shrink_from(ctx, strategy, body, starts[index])
+            elif SHRINK:
+                tools.for_all(ctx, strategy, body)  # a list shipped without choices: the live run draws it again
             raise failure
     for example in chosen_examples(chosen, listed) if chosen else ():
         body(copy.deepcopy(example))
+
+
+def _smallest_first(listed: list, choices: list[list[bytes]] | None) -> tuple[list, list[bytes]]:
+    """The examples in tools.for_all's order (each by the smallest choice sequence it was drawn from), and those
+    sequences; the list as it is, and no sequences, when it has none (drawn elsewhere)."""
+    if choices is None or len(choices) != len(listed):
+        return listed, []
+    smallest = [min(drawn, key=tools.shortlex) for drawn in choices]
+    order = sorted(range(len(listed)), key=lambda i: tools.shortlex(smallest[i]))
+    return [listed[i] for i in order], [smallest[i] for i in order]
 
 
 def first_failure(listed: list, body: Callable[[Any], None]) -> tuple[int, Exception] | None:
@@ -96,31 +108,6 @@ def first_failure(listed: list, body: Callable[[Any], None]) -> tuple[int, Excep
         except Exception as exc:  # noqa: BLE001 - a failure (or anything else) is found again by the live run
             return index, exc
     return None
-
-
-def _shrink(ctx: Context, strategy: st.SearchStrategy, body: Callable[[Any], None], first: int,
-            failure: Exception) -> None:
-    """Shrink as the live run does (tools.for_all), from what it would find: the choice sequences of every
-    listed example the body fails, the example `first` (which raised `failure`) and the later ones, run within
-    the shrink budget. Without them (a list not drawn here nor shipped with them), the live run itself, which
-    draws the examples again."""
-    key = example_key(body.__module__, strategy, ctx.hypothesis["max_examples"])
-    listed, choices = examples(ctx, strategy, body.__module__), CHOICES.get(key)
-    if choices is None or len(choices) != len(listed):
-        tools.for_all(ctx, strategy, body)
-        return
-    shrink = tools.ShrinkBudget.of(ctx)
-    shrink.failed(failure)
-    failing = list(choices[first])
-    for index in range(first + 1, len(listed)):
-        if shrink.spent():
-            break
-        try:
-            body(copy.deepcopy(listed[index]))
-        except Exception as exc:  # noqa: BLE001 - tools.shrink_from raises it again, shrunk
-            shrink.failed(exc)
-            failing += choices[index]
-    tools.shrink_from(ctx, strategy, body, failing, shrink)
 
 
 def examples(ctx: Context, strategy: st.SearchStrategy, module: str) -> list:
@@ -164,13 +151,11 @@ def chosen_key(function: str) -> str:
 
 
 def drawn(ctx: Context, strategy: st.SearchStrategy) -> tuple[list, list[list[bytes]]]:
-    """Draw the examples with tools.for_all itself (same settings, same derandomised seed), each once (a
-    repeated example, which hypothesis draws from other choices, would only repeat a pure function's answer),
-    and the choice sequences each was drawn from (tools.choices_drawn: where tools.shrink_from starts)."""
-    seen: list = []
-    tools.for_all(ctx, strategy, lambda example: seen.append((copy.deepcopy(example), tools.choices_drawn())))
+    """The examples tools.for_all draws (tools.draws: same settings, same seed), each once (a repeated example,
+    which hypothesis draws from other choices, would only repeat a pure function's answer), in the order drawn,
+    and the choice sequences each was drawn from (where tools.shrink_from starts)."""
     distinct: dict[str, tuple[Any, list[bytes]]] = {}
-    for example, choices in seen:
+    for example, choices in tools.draws(ctx, strategy):
         distinct.setdefault(json.dumps(encode(example)), (example, []))[1].append(choices)
     return [e for e, _ in distinct.values()], [c for _, c in distinct.values()]
 

@@ -359,22 +359,16 @@ def _masked(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 class ShrinkBudget:
     """What shrinking one check's failure may cost: `examples` more examples or `seconds` more CPU (the judge's
-    and the child's, `cpu()`) after the first failure, the draws run after it to find the smallest failing one
-    included. Past it the failure found last, real and as small as it got, is what every later example raises:
-    hypothesis stops calling the submission and ends at once."""
+    and the child's, `cpu()`) after the first failure. Past it the failure found last, real and as small as it
+    got, is what every later example raises: hypothesis stops calling the submission and ends at once."""
 
     def __init__(self, examples: int, seconds: float, cpu: Callable[[], float]):
         self.examples, self.seconds, self.cpu = examples, seconds, cpu
-        self.failure: Exception | None = None
+        self.failure: CheckFailed | None = None
         self._since = 0
         self._cpu_at = 0.0
 
-    @classmethod
-    def of(cls, ctx: Context) -> "ShrinkBudget":
-        """grading.yaml's hypothesis.shrink_examples and shrink_seconds, on the check's CPU clock."""
-        return cls(ctx.hypothesis["shrink_examples"], ctx.hypothesis["shrink_seconds"], ctx.cpu)
-
-    def failed(self, failure: Exception) -> None:
+    def failed(self, failure: CheckFailed) -> None:
         if self.failure is None:
             self._cpu_at = self.cpu()
         self.failure = failure
@@ -392,49 +386,52 @@ DRAW_SEED = 0xc1714822e6df9c261cf5bcc509696ee70e169c1f1389a171e575681fec2c34670b
 
 
 def for_all(ctx: Context, strategy: st.SearchStrategy, body: Callable) -> None:
-    """Run `body(example)` on hypothesis's examples, drawn from a fixed seed; the shrunk failure propagates.
+    """Run `body(example)` on hypothesis's examples (max_examples of them, drawn from a fixed seed), smallest first;
+    the first failure, shrunk, propagates.
 
-    The body runs on every example (max_examples of them; after a failure, within the ShrinkBudget); the choice
-    sequences of those it fails go to shrink_from, which shrinks the smallest of them. A body that passes them all
-    costs one hypothesis run."""
-    shrink, failing = ShrinkBudget.of(ctx), []
-
-    def every_example(example):
-        if shrink.spent():
-            return
+    The examples are drawn first (`draws`), then run in hypothesis's own order of their choice sequences (shortlex:
+    its reuse phase's), and the first the body fails is shrunk from its choice sequence (`shrink_from`). So a
+    failure shrinks from the smallest failing draw, not the first one drawn: the same kind of minimum in a fraction
+    of the steps. Should it fail no more (a body with state or randomness), the failure stands, unshrunk."""
+    for example, choices in sorted(draws(ctx, strategy), key=lambda drawn: shortlex(drawn[1])):
         try:
             body(example)
-        except Exception as exc:  # noqa: BLE001 - shrink_from raises it again, shrunk
-            shrink.failed(exc)
-            failing.append(choices_drawn())
-
-    _run(ctx, strategy, every_example, [Phase.explicit, Phase.generate])
-    if failing:
-        shrink_from(ctx, strategy, body, failing, shrink)
+        except Exception:
+            shrink_from(ctx, strategy, body, choices)
+            raise
 
 
-def shrink_from(ctx: Context, strategy: st.SearchStrategy, body: Callable, starts: Sequence[bytes],
-                shrink: ShrinkBudget | None = None) -> None:
-    """Shrink a failure of `body`, starting from the smallest of `starts` it fails (the choice sequences of
-    examples drawn from `strategy`, `choices_drawn()`; smallest in hypothesis's own order, shortlex), and raise
-    it; return when it fails none of them (a body with state or randomness). Starting from the smallest failing
-    draw rather than the first one drawn reaches the same kind of minimum in a fraction of the steps.
-    Shrinking stops at grading.yaml's hypothesis.shrink_examples / shrink_seconds: `shrink`, the budget the
-    search for the starts has spent from, else a budget of its own."""
-    budget = shrink or ShrinkBudget.of(ctx)
+def draws(ctx: Context, strategy: st.SearchStrategy) -> list[tuple[Any, bytes]]:
+    """Every example for_all draws from `strategy`, in hypothesis's order (some twice, from other choices), each with
+    the choice sequence it was drawn from."""
+    drawn: list[tuple[Any, bytes]] = []
+    _run(ctx, strategy, lambda example: drawn.append((example, choices_drawn())), [Phase.explicit, Phase.generate])
+    return drawn
+
+
+def shortlex(choices: bytes) -> tuple[int, bytes]:
+    """Hypothesis's order of choice sequences (its reuse phase's): shorter first, then bytewise."""
+    return len(choices), choices
+
+
+def shrink_from(ctx: Context, strategy: st.SearchStrategy, body: Callable, start: bytes) -> None:
+    """Shrink a failure of `body` from the example drawn from the choice sequence `start` (`choices_drawn()`), and
+    raise it; return if the body passes that example now (state or randomness). Shrinking stops at grading.yaml's
+    hypothesis.shrink_examples / shrink_seconds (ShrinkBudget)."""
+    shrink = ShrinkBudget(ctx.hypothesis["shrink_examples"], ctx.hypothesis["shrink_seconds"], ctx.cpu)
 
     def shrunk(example):
-        failure = budget.failure if budget.spent() else None
+        failure = shrink.failure if shrink.spent() else None
         if failure is None:
             try:
                 body(example)
             except CheckFailed as exc:
-                budget.failed(exc)
+                shrink.failed(exc)
                 failure = exc
         if failure is not None:
             raise failure.with_traceback(None)  # one place for every failure: hypothesis sees one bug
 
-    _run(ctx, strategy, shrunk, [Phase.reuse, Phase.shrink], _Starts(starts))
+    _run(ctx, strategy, shrunk, [Phase.reuse, Phase.shrink], _Start(start))
 
 
 def choices_drawn() -> bytes:
@@ -454,16 +451,16 @@ def _run(ctx: Context, strategy: st.SearchStrategy, test: Callable, phases: list
         config(prop)()  # after seed(), which would drop the database
 
 
-class _Starts(ExampleDatabase):
-    """Choice sequences as hypothesis's secondary corpus, which its reuse phase runs smallest first, stopping at
-    the first failure (a primary entry that fails would be taken as already shrunk, and not shrunk). Read-only."""
+class _Start(ExampleDatabase):
+    """One choice sequence as hypothesis's secondary corpus, which its reuse phase runs before shrinking what fails
+    (an entry of the primary corpus that fails would be taken as already shrunk, and not shrunk). Read-only."""
 
-    def __init__(self, starts: Sequence[bytes]):
+    def __init__(self, start: bytes):
         super().__init__()
-        self.starts = list(starts)
+        self.start = start
 
     def fetch(self, key: bytes):
-        return iter(self.starts if key.endswith(b".secondary") else [])
+        return iter([self.start] if key.endswith(b".secondary") else [])
 
     def save(self, key: bytes, value: bytes) -> None:
         pass
