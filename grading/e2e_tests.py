@@ -151,13 +151,16 @@ def measure_blind_spot(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
     return metrics, details, {"run": run["history"]}
 
 
+PTX_BASELINE = Criterion("baseline_gold_gain", "min_baseline_gold_gain", ">=",
+                         "the same PPO run without ptx did not raise the gold score enough: an accuracy kept by the "
+                         "SFT loss alone says nothing of PPO pieces that do not train")
+
+
 @e2e_test("ptx", "PPO-ptx keeps more arithmetic accuracy than PPO alone, with PPO pieces that train",
           "the kl_penalty run with an added SFT loss on correct sums (ptx); the same run without ptx (kl_penalty's, "
           "reused) must raise the gold score, the ptx run must give few malformed answers, and its sampled "
           "arithmetic accuracy must beat the run without ptx",
-          [Criterion("baseline_gold_gain", "min_baseline_gold_gain", ">=",
-                     "the same PPO run without ptx did not raise the gold score enough: an accuracy kept by the SFT "
-                     "loss alone says nothing of PPO pieces that do not train"),
+          [PTX_BASELINE,
            Criterion("malformed", "max_malformed", "<=", "PPO-ptx produced too many malformed answers"),
            Criterion("accuracy_gain", "min_accuracy_gain", ">=",
                      "PPO-ptx should keep more arithmetic accuracy than the same run without ptx")],
@@ -166,15 +169,21 @@ def measure_blind_spot(cfg: Config, spec: Mapping, parts: training.Parts, memo: 
 def measure_ptx(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     """Judged on the PPO pieces training (gold gain of its baseline run, malformed answers of its own) before the
     accuracy it keeps: with pieces that do nothing the SFT loss alone wins accuracy over a run that did not move.
-    (The ptx run's own gold gain is too close to 0 for the reference, 0.06 .. 0.15, to tell that apart.)"""
-    with_ptx = ppo_outcome(cfg, spec, parts, memo)
+    (The ptx run's own gold gain is too close to 0 for the reference, 0.06 .. 0.15, to tell that apart.)
+    When the baseline fails, the ptx run is not trained: nothing it measures could pass the test."""
     without = ppo_outcome(cfg, without_ptx(spec), parts, memo)
     baseline_gain = without["final"]["gold"] - without["start"]["gold"]
+    baseline = (f"the same run without ptx: gold gain {baseline_gain:.3f} "
+                f"(needs >= {spec['min_baseline_gold_gain']})")
+    if PTX_BASELINE.fails(spec, baseline_gain):
+        details = (f"SFT -> after PPO without ptx: {_describe(without)}; {baseline}; the run with ptx was not "
+                   "trained, since the test fails whatever it measures" + replay.note(without))
+        return {"baseline_gold_gain": baseline_gain}, details, {"no ptx": without["history"]}
+    with_ptx = ppo_outcome(cfg, spec, parts, memo)
     gain = with_ptx["final"]["accuracy"] - without["final"]["accuracy"]
-    details = (f"SFT -> after PPO-ptx: {_describe(with_ptx)}; the same run without ptx: gold gain {baseline_gain:.3f} "
-               f"(needs >= {spec['min_baseline_gold_gain']}); accuracy with ptx {with_ptx['final']['accuracy']:.3f}, "
-               f"without {without['final']['accuracy']:.3f} (gain {gain:.3f}, needs >= {spec['min_accuracy_gain']})"
-               + replay.note(with_ptx, without))
+    details = (f"SFT -> after PPO-ptx: {_describe(with_ptx)}; {baseline}; accuracy with ptx "
+               f"{with_ptx['final']['accuracy']:.3f}, without {without['final']['accuracy']:.3f} (gain {gain:.3f}, "
+               f"needs >= {spec['min_accuracy_gain']})" + replay.note(with_ptx, without))
     metrics = {"baseline_gold_gain": baseline_gain, "malformed": with_ptx["final"]["malformed"],
                "accuracy_gain": gain}
     return metrics, details, {"ptx": with_ptx["history"], "no ptx": without["history"]}

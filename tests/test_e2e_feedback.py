@@ -37,6 +37,22 @@ def test_each_failure_names_every_measured_value_and_threshold(name):
     assert test.verdict(spec, {c.metric: _value(c, spec, inside=True) for c in test.criteria}) == ""
 
 
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_criterion_never_passes_unmeasured(name):
+    """A measurement may leave out the metrics of criteria after one that fails; a metric left out where every
+    criterion before it is met fails the test (a lab's slip), and every left-out metric reads "not measured"."""
+    test, spec = REGISTRY[name], config.load().e2e[name]
+    for i, missing in enumerate(test.criteria):
+        met = {c.metric: _value(c, spec, inside=True) for c in test.criteria[:i]}
+        message = test.verdict(spec, met)
+        assert message.startswith(f"{missing.metric_words} was not measured: "), message
+        for c in test.criteria[i:]:
+            assert f"{c.metric_words} not measured (needs {c.side} " in message, message
+        if i:  # the first criterion fails, the rest are left out
+            failed = {test.criteria[0].metric: _value(test.criteria[0], spec, inside=False)}
+            assert test.verdict(spec, failed).startswith(test.criteria[0].message + ": ")
+
+
 @pytest.mark.parametrize("name", sorted(n for n, t in REGISTRY.items() if t.plotted))
 def test_every_plotted_metric_has_a_reference_band(name):
     band = json.loads(BAND_FILE.read_text())

@@ -37,15 +37,23 @@ class Criterion:
         m = margin(value, threshold(spec, self.bound), self.side)
         return m < 0 or (m == 0 and self.side == ">")
 
-    def against_threshold(self, spec: Mapping, value: float) -> str:
-        """"rm gain 0.310 (needs >= 1: failed)": the measured value against the threshold."""
-        name = self.label or self.metric.replace("_", " ")
-        verdict = "failed" if self.fails(spec, value) else "met"
+    @property
+    def metric_words(self) -> str:
+        """The metric's name in a sentence."""
+        return self.label or self.metric.replace("_", " ")
+
+    def against_threshold(self, spec: Mapping, value: float | None) -> str:
+        """"rm gain 0.310 (needs >= 1: failed)": the measured value against the threshold (None: not measured)."""
         bound = textsafe.measure_words(threshold(spec, self.bound), threshold=True)
-        return f"{name} {textsafe.measure_words(value)} (needs {self.side} {bound}: {verdict})"
+        if value is None:
+            return f"{self.metric_words} not measured (needs {self.side} {bound})"
+        verdict = "failed" if self.fails(spec, value) else "met"
+        return f"{self.metric_words} {textsafe.measure_words(value)} (needs {self.side} {bound}: {verdict})"
 
 
-Measure = Callable[[Config, Mapping, Any, dict], tuple[dict, str, dict]]  # parts: the lab's function bundle
+# (cfg, spec, parts, memo) -> (metrics, details, histories); parts: the lab's function bundle. A measurement may leave
+# out the metrics of later criteria once an earlier one fails (what it would train for them cannot change the verdict).
+Measure = Callable[[Config, Mapping, Any, dict], tuple[dict, str, dict]]
 Runs = Callable[[Mapping], dict[Hashable, float]]  # spec -> {run key: estimated CPU seconds}
 
 
@@ -68,10 +76,14 @@ class E2ETest:
 
     def verdict(self, spec: Mapping, metrics: dict) -> str:
         """"" when the test passes; else the message of the first criterion the metrics fail, then every
-        criterion's measured value against its threshold ("...: gold gain 0.137 (needs >= 0.34: failed), ...")."""
+        criterion's measured value against its threshold ("...: gold gain 0.137 (needs >= 0.34: failed), ...").
+        A criterion whose metric is missing fails ("... not measured"): it never passes unmeasured."""
         for c in self.criteria:
-            if c.fails(spec, metrics[c.metric]):
-                return f"{c.message}: " + ", ".join(k.against_threshold(spec, metrics[k.metric]) for k in self.criteria)
+            value = metrics.get(c.metric)
+            if value is None or c.fails(spec, value):
+                message = c.message if value is not None else f"{c.metric_words} was not measured"
+                return f"{message}: " + ", ".join(k.against_threshold(spec, metrics.get(k.metric))
+                                                  for k in self.criteria)
         return ""
 
     @property

@@ -261,8 +261,9 @@ def summarise(runs: list[Run], e2e: dict, min_margin_std: float, min_margin: flo
     for test in dict.fromkeys(r.test for r in runs if r.entry is None):
         mine = [r for r in runs if r.test == test and r.entry is None]
         for metric, bound, side in ((c.metric, c.bound, c.side) for c in REGISTRY[test].criteria):
-            values = [r.metrics[metric] for r in mine if r.metrics is not None]
-            failures = sum(1 for r in mine if r.metrics is None or _fails(test, e2e[test], r, metric))
+            values = [r.metrics[metric] for r in mine if r.metrics is not None and metric in r.metrics]
+            failures = sum(1 for r in mine if r.metrics is None or metric not in r.metrics  # not measured: failed
+                           or _fails(test, e2e[test], r, metric))
             rows.append(Row(test, metric, side, threshold(e2e[test], bound), values, failures,
                             min_margin_std, min_margin))
     return rows
