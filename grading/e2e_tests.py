@@ -178,7 +178,7 @@ def measure_ptx(cfg: Config, spec: Mapping, parts: training.Parts, memo: dict):
     if PTX_BASELINE.fails(spec, baseline_gain):
         details = (f"SFT -> after PPO without ptx: {_describe(without)}; {baseline}; the run with ptx was not "
                    "trained, since the test fails whatever it measures" + replay.note(without))
-        return {"baseline_gold_gain": baseline_gain}, details, {"no ptx": without["history"]}
+        return {"baseline_gold_gain": baseline_gain}, details, {}  # kl_penalty's plot shows that run
     with_ptx = ppo_outcome(cfg, spec, parts, memo)
     gain = with_ptx["final"]["accuracy"] - without["final"]["accuracy"]
     details = (f"SFT -> after PPO-ptx: {_describe(with_ptx)}; {baseline}; accuracy with ptx "

@@ -84,7 +84,7 @@ def test_a_failing_baseline_trains_no_ptx_run_and_fails_ptx(gain):
     memo = {e2e_tests.ppo_key(e2e_tests.without_ptx(spec)): {"history": history, "final": final}}
     metrics, details, histories = test.measure(cfg, spec, _Untrainable(), memo)
     assert set(metrics) == {"baseline_gold_gain"} and abs(metrics["baseline_gold_gain"] - gain) < 1e-9
-    assert list(histories) == ["no ptx"] and len(memo) == 1
+    assert histories == {} and len(memo) == 1  # no plot: kl_penalty's shows the run without ptx
     assert "the run with ptx was not trained" in details
     message = test.verdict(spec, metrics)
     assert message.startswith(e2e_tests.PTX_BASELINE.message + ": "), message
