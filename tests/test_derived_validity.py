@@ -85,8 +85,8 @@ def assert_nulls_zero_and_mutants_caught_in_their_part(subjects: dict, parts_of:
 def test_the_toy_lab_gets_its_nulls_and_mutants_from_its_contract():
     subjects, parts_of = derived_outcomes("tests/toylab")
     assert set(subjects) == {
-        *(f"derived.{n}" for n in ("zeros", "ones", "log2", "minus_one", "zeros_graph", "noise", "echo_x",
-                                   "echo_mask", "raises_value_error", "raises_runtime_error", "memorized")),
+        *(f"derived.{n}" for n in ("zeros", "ones", "log2", "minus_one", "zeros_graph", "nan_grad", "noise",
+                                   "echo_x", "echo_mask", "raises_value_error", "raises_runtime_error", "memorized")),
         *(f"mutant.masked_mean.{k}" for k in ("detached", "float32", "mutates", "no_mask", "dropped")),
         *(f"mutant.scale.{k}" for k in ("float32", "mutates", "dropped"))}  # scale: no mask, not differentiable
     assert_nulls_zero_and_mutants_caught_in_their_part(subjects, parts_of)

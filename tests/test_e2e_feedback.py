@@ -37,6 +37,17 @@ def test_each_failure_names_every_measured_value_and_threshold(name):
     assert test.verdict(spec, {c.metric: _value(c, spec, inside=True) for c in test.criteria}) == ""
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_metric_that_is_not_a_number_fails_its_criterion(name, value):
+    """A training that diverged measures nan (or inf), which compares false with every bound: it never passes."""
+    test, spec = REGISTRY[name], config.load().e2e[name]
+    for c in test.criteria:
+        assert c.fails(spec, value), (c.metric, value)
+        metrics = {k.metric: value if k is c else _value(k, spec, inside=True) for k in test.criteria}
+        assert test.verdict(spec, metrics).startswith(c.message + ": ")
+
+
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_a_criterion_never_passes_unmeasured(name):
     """A measurement may leave out the metrics of criteria after one that fails; a metric left out where every
@@ -48,9 +59,8 @@ def test_a_criterion_never_passes_unmeasured(name):
         assert message.startswith(f"{missing.metric_words} was not measured: "), message
         for c in test.criteria[i:]:
             assert f"{c.metric_words} not measured (needs {c.side} " in message, message
-        if i:  # the first criterion fails, the rest are left out
-            failed = {test.criteria[0].metric: _value(test.criteria[0], spec, inside=False)}
-            assert test.verdict(spec, failed).startswith(test.criteria[0].message + ": ")
+    first = test.criteria[0]  # it fails, the rest are left out: its own message
+    assert test.verdict(spec, {first.metric: _value(first, spec, inside=False)}).startswith(first.message + ": ")
 
 
 @pytest.mark.parametrize("name", sorted(n for n, t in REGISTRY.items() if t.plotted))

@@ -64,6 +64,19 @@ def test_the_toy_labs_self_check_and_its_mistake(tmp_path):
     assert check.returncode == 0 and json.loads((tmp_path / "self" / "results.json").read_text())["score"] == 20
 
 
+def test_an_input_blind_answer_that_diverges_the_training_earns_nothing_end_to_end(tmp_path):
+    """masked_mean answering 0 whose gradient is nan at the padded positions: every answer is finite, yet the
+    trained weights turn nan where the world's error multiplies them by the mask's 0, so the judged error is nan,
+    which compares false with max_loss. It scored 10/10 on e2e.fit; a metric that is not a number now fails."""
+    (tmp_path / "toy.py").write_text((TOYLAB / "solutions" / "toy.py").read_text().replace(
+        "return (x * mask).sum() / mask.sum()",
+        "return torch.where(mask > 0, x * 0, torch.sqrt(torch.nan_to_num(x) * 0 + mask)).sum() / mask.sum()"))
+    done = run("grade", str(tmp_path / "toy.py"), "--out", str(tmp_path / "out"), "--only", "e2e")
+    assert done.returncode == 0, done.stderr
+    assert graded(tmp_path / "out")["e2e.fit"] == 0
+    assert "final loss not a number (needs <= 0.01: failed)" in (tmp_path / "out" / "report.md").read_text()
+
+
 @pytest.mark.slow
 def test_the_toy_lab_validates(tmp_path):
     """Its nulls score 0 on every test (checks and e2e), its mistake is caught in its own part, its variant full."""

@@ -14,6 +14,7 @@ which metrics its plot shows. `grade`, `calibrate`, the handout and the reports 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Hashable, Iterable, Mapping
@@ -34,6 +35,10 @@ class Criterion:
     label: str = ""      # the metric's name in a sentence (default: `metric` with spaces)
 
     def fails(self, spec: Mapping, value: float) -> bool:
+        """The value lies on the wrong side of the bound, or is not a number at all (nan, inf: a training that
+        diverged measured nothing, and nan compares false with every bound)."""
+        if not math.isfinite(value):
+            return True
         m = margin(value, threshold(spec, self.bound), self.side)
         return m < 0 or (m == 0 and self.side == ">")
 

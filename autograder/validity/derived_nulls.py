@@ -10,6 +10,8 @@ tensor argument, so every one passes the shape and dtype clauses and must lose o
     zeros, ones, log2, minus_one   a constant (detached: no graph)
     zeros_graph                    0 with the graph kept (x * 0 of each floating argument): training runs,
                                    nothing learns
+    nan_grad                       0 whose gradient is nan (the square root of 0 * each floating argument): a
+                                   training diverges while every answer stays finite
     noise                          shape-only: seeded random values of the right shape, the same for every input
     echo_<parameter>               that tensor argument echoed back (its mean where a scalar is due, row means
                                    for "rows of"), graph kept
@@ -41,6 +43,7 @@ def nulls() -> list[DerivedNull]:
     """The lab's derived null family (its echoes follow its contract's tensor parameters)."""
     family = [DerivedNull(name, f"every answer {value:g}, detached", "constant") for name, value in CONSTANTS.items()]
     family += [DerivedNull("zeros_graph", "every answer 0 with the graph of its floating inputs kept", "zeros_graph"),
+               DerivedNull("nan_grad", "every answer 0, its gradient nan wherever it reaches an input", "nan_grad"),
                DerivedNull("noise", "shape-only: seeded random values of the right shape, blind to the input", "noise")]
     for parameter in _tensor_parameters():
         family.append(DerivedNull(f"echo_{parameter}", f"the argument {parameter} echoed back where it is passed "
@@ -113,6 +116,10 @@ def _one(item, arguments):
         return torch.full(shape, _VALUE, dtype=like.dtype)
     if _RULE == "zeros_graph":
         kept = sum((a * 0.0).sum() for a in arguments.values() if isinstance(a, torch.Tensor) and a.is_floating_point())
+        return torch.zeros(shape, dtype=like.dtype) + kept.to(like.dtype)
+    if _RULE == "nan_grad":  # d sqrt(u) / du at u = 0 is inf, times d u / d a = 0: nan; the value stays 0
+        kept = sum(torch.sqrt(torch.nan_to_num(a) * 0.0).sum() for a in arguments.values()
+                   if isinstance(a, torch.Tensor) and a.is_floating_point())
         return torch.zeros(shape, dtype=like.dtype) + kept.to(like.dtype)
     if _RULE == "noise":
         generator = torch.Generator().manual_seed(1234)
