@@ -115,6 +115,8 @@ def policy_clipped_zero_grad(ctx: Context) -> None:
         pattern = textsafe.nonzero_pattern(expected, keep, atol)
         shown = (textsafe.nonzero_pattern(got, keep, atol) + "\n          gradient: "
                  + fmt(torch.where(keep, got, torch.nan)))
+        if not torch.isfinite(got[keep]).all():  # nan compares false with atol both ways: caught here
+            raise answer.fail("d loss / d logp is not a number at a generated token", expected=pattern, got=shown)
         if (got.abs() > atol)[clipped].any():
             raise answer.fail("d loss / d logp should be 0 at tokens where the ratio is clipped "
                               "(ratio > 1 + clip_eps with A > 0, or ratio < 1 - clip_eps with A < 0)",

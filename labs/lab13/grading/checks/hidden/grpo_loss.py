@@ -78,6 +78,8 @@ def clipped_zero_grad(ctx: Context) -> None:
         ratio, a, keep = torch.exp(logp.double() - old_logp.double()), adv.double()[:, None], mask.bool()
         clipped = keep & (((ratio > 1 + eps) & (a > 0)) | ((ratio < 1 - eps) & (a < 0)))
         _, atol = tolerances(ctx, logp.dtype)
+        if not torch.isfinite(got[keep]).all():  # nan compares false with atol both ways: caught here
+            raise answer.fail("d loss / d logp is not a number at a generated token", got=str(got.tolist()))
         if (got.abs() > atol)[clipped].any():
             raise answer.fail("d loss / d logp should be 0 at tokens where the ratio is clipped (ratio > 1 + clip_eps "
                               "with A > 0, or ratio < 1 - clip_eps with A < 0)", got=str(got.tolist()))
