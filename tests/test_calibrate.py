@@ -9,6 +9,7 @@ import pytest
 
 from autograder.commands import calibrate
 from autograder.judge import e2e
+from autograder.lab import config
 from autograder.validity import calibration as cal
 from autograder.validity import mistake_outcomes
 
@@ -35,6 +36,21 @@ def test_two_seed_calibration_writes_the_band(tmp_path, capsys):
         assert set(metrics) == set(cal.band_metrics(e2e.load_all()[test]))
         assert all(len(m["lo"]) == len(m["hi"]) == 2 for m in metrics.values())
     assert len((tmp_path / "raw.json").read_text().splitlines()) == 8
+
+
+@pytest.mark.parametrize("name", sorted(e2e.load_all()))
+def test_calibration_measures_with_thresholds_no_finite_value_fails(name):
+    """A grade's measurement may stop once a criterion fails; calibration's never does (cal.unbounded), and only the
+    thresholds move: the verdict still reads the real ones."""
+    test = e2e.load_all()[name]
+    spec = config.load().e2e[name]
+    wide = cal.unbounded(test, spec)
+    assert {k: v for k, v in wide.items() if k not in test.thresholds} == \
+        {k: v for k, v in spec.items() if k not in test.thresholds}
+    for c in test.criteria:
+        for value in (-1e30, -1.0, 0.0, 1.0, 1e30):
+            assert not c.fails(wide, value) or not isinstance(c.bound, str), (c.metric, value)
+        assert c.fails(wide, float("nan"))
 
 
 def test_overrides_read_numbers_and_reject_unknown_keys():

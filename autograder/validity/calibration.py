@@ -15,11 +15,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import multiprocessing
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from autograder.judge.e2e import E2ETest
 
 import yaml
 
@@ -78,6 +82,17 @@ def seeded(spec: dict, index: int) -> dict:
     return {**spec, "seed": spec["seed"] + index}
 
 
+def unbounded(test: "E2ETest", spec: dict) -> dict:
+    """`spec` with each threshold of `test`'s criteria where no finite value fails it. Calibration measures every
+    metric with it: a grade's measurement may stop once a criterion fails (ptx does not train its run with ptx when
+    its baseline fails), while a threshold never changes what is measured; the verdict uses the real `spec`."""
+    out = dict(spec)
+    for c in test.criteria:
+        if isinstance(c.bound, str):
+            out[c.bound] = -math.inf if c.side.startswith(">") else math.inf
+    return out
+
+
 def tasks_for(tests: list[str], seeds: int, entry: str | None = None) -> list[Task]:
     """One task per seed and group of tests that share a memo; the costliest groups first (their trainings'
     estimated CPU seconds, E2ETest.runs)."""
@@ -117,8 +132,9 @@ def run_task(task: Task, e2e: dict) -> list[Run]:
     for test in task.tests:
         spec = seeded(e2e[test], task.index)
         try:
-            metrics, _, histories = e2e_mod.REGISTRY[test].measure(cfg, spec, parts, memo)
-            message = e2e_mod.REGISTRY[test].verdict(spec, metrics)
+            measured = e2e_mod.REGISTRY[test]
+            metrics, _, histories = measured.measure(cfg, unbounded(measured, spec), parts, memo)
+            message = measured.verdict(spec, metrics)
         except (RuntimeError, ValueError) as exc:  # e.g. nan probabilities while sampling
             metrics, message, histories = None, f"training diverged: {str(exc)[:120]}", {}
         history = histories.get(e2e_mod.REGISTRY[test].band, []) if task.entry is None else []
